@@ -1,0 +1,233 @@
+"""Reverse-mode autograd: a graph of nodes, one topological walk per ``backward``.
+
+Each differentiable op calls :func:`record` with its output array, its inputs and a
+``backward`` function that maps the output's gradient to one gradient per input. The engine
+walks the graph once in reverse topological order, summing the contributions a tensor
+receives before passing them on, so each node runs once however many paths reach it.
+
+Two rules keep gradients right:
+- No aliasing: a leaf's ``.grad`` never shares memory with another leaf's or with an array
+  the graph still uses; sums are always new arrays.
+- No stale values: a node records the version of every tensor whose value its backward reads;
+  if an in-place write changed one since, backward raises instead of computing with it.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+
+_mode = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    """Whether ops record a graph in this thread (True unless inside :class:`no_grad`)."""
+    return getattr(_mode, "enabled", True)
+
+
+class set_grad_enabled:
+    """Turn gradient recording on or off, as a context manager, a decorator or a plain call.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.tensor([1.0], requires_grad=True)
+    >>> with lucid.set_grad_enabled(False):
+    ...     (x * 2).requires_grad
+    False
+    """
+
+    def __init__(self, mode: bool = True):
+        self._previous = is_grad_enabled()
+        self.mode = bool(mode)
+        _mode.enabled = self.mode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _mode.enabled = self._previous
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with type(self)(self.mode) if type(self) is set_grad_enabled else type(self)():
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class no_grad(set_grad_enabled):
+    """Run ops without recording a graph (thread-local; nests; also a decorator).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.tensor([1.0, 2.0], requires_grad=True)
+    >>> with lucid.no_grad():
+    ...     y = x * 2
+    >>> y.requires_grad
+    False
+    >>> @lucid.no_grad()
+    ... def double(t):
+    ...     return t * 2
+    >>> double(x).requires_grad
+    False
+    """
+
+    def __init__(self):
+        self._previous = None
+        self.mode = False
+
+    def __enter__(self):
+        self._previous = is_grad_enabled()
+        _mode.enabled = False
+        return self
+
+
+class enable_grad(set_grad_enabled):
+    """Record a graph again inside a :class:`no_grad` block (thread-local; also a decorator).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.tensor([1.0], requires_grad=True)
+    >>> with lucid.no_grad():
+    ...     with lucid.enable_grad():
+    ...         (x * 2).requires_grad
+    True
+    """
+
+    def __init__(self):
+        self._previous = None
+        self.mode = True
+
+    def __enter__(self):
+        self._previous = is_grad_enabled()
+        _mode.enabled = True
+        return self
+
+
+class Node:
+    """One recorded op: how to turn its output's gradient into its inputs' gradients."""
+
+    __slots__ = ("name", "backward", "inputs", "saved")
+
+    def __init__(self, name, backward, inputs, saved):
+        self.name = name
+        self.backward = backward
+        self.inputs = inputs
+        self.saved = tuple((t, t._version) for t in saved)
+
+    def __repr__(self):
+        return f"<{self.name}>"
+
+
+def record(out, name, inputs, backward, saved=()):
+    """Attach a node to ``out`` if gradients are enabled and any input requires grad.
+
+    ``backward(grad)`` returns one array (or None) per input; it may return gradients of
+    a broadcast shape or a wider dtype: the engine reduces them to each input's shape and
+    dtype. ``saved`` lists the tensors whose values ``backward`` reads.
+    """
+    if is_grad_enabled() and any(t.requires_grad for t in inputs):
+        out._requires_grad = True
+        out._node = Node(name, backward, tuple(inputs), saved)
+    return out
+
+
+def _unbroadcast(backend, grad, shape, dtype):
+    """Sum ``grad`` over the dimensions broadcasting added to reach ``shape``; cast to ``dtype``."""
+    grad_shape = backend.shape(grad)
+    if grad_shape != tuple(shape):
+        extra = len(grad_shape) - len(shape)
+        axes = tuple(range(extra)) + tuple(
+            i + extra for i, n in enumerate(shape) if n == 1 and grad_shape[i + extra] != 1
+        )
+        if axes:
+            grad = backend.sum(grad, axis=axes, keepdims=True)
+        grad = backend.reshape(grad, shape)
+    if backend.dtype_of(grad) is not dtype:
+        grad = backend.astype(grad, dtype)
+    return grad
+
+
+def _topological_order(root):
+    """Tensors reachable from ``root`` through recorded nodes, each after all its consumers."""
+    order, visited = [], set()
+    stack = [(root, False)]
+    while stack:
+        tensor, expanded = stack.pop()
+        if expanded:
+            order.append(tensor)
+            continue
+        if id(tensor) in visited:
+            continue
+        visited.add(id(tensor))
+        stack.append((tensor, True))
+        if tensor._node is not None:
+            for parent in tensor._node.inputs:
+                if parent.requires_grad and id(parent) not in visited:
+                    stack.append((parent, False))
+    order.reverse()
+    return order
+
+
+def run_backward(root, grad, retain_graph: bool) -> None:
+    """Accumulate d(root)/d(leaf) · ``grad`` into the ``.grad`` of every leaf below ``root``."""
+    pending = {id(root): grad}
+    # how many holders each array has been given to: a leaf may keep an array without a copy
+    # only if nothing else (the caller, another tensor, another leaf) holds it too
+    holders = {id(grad): 2}  # the caller's and this pending entry
+    for tensor in _topological_order(root):
+        grad = pending.pop(id(tensor), None)
+        if grad is None:
+            continue
+        holders[id(grad)] -= 1
+        node = tensor._node
+        if node is None or tensor._retains_grad:
+            _accumulate(tensor, grad, shared=holders[id(grad)] > 0 or node is not None)
+        if node is None:
+            continue
+        if node.backward is None:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved "
+                "tensors after they have already been freed). Specify retain_graph=True if you "
+                "need to backward through the graph a second time."
+            )
+        for saved, version in node.saved:
+            if saved._version != version:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by "
+                    f"an inplace operation: [{saved._describe()}] is at version {saved._version}; "
+                    f"expected version {version} instead (it was saved by {node.name})."
+                )
+        grads = node.backward(grad)
+        if not retain_graph:
+            node.backward, node.saved = None, ()
+        for parent, parent_grad in zip(node.inputs, grads):
+            if parent_grad is None or not parent.requires_grad:
+                continue
+            backend = parent._backend
+            parent_grad = _unbroadcast(backend, parent_grad, parent.shape, parent.dtype)
+            key = id(parent)
+            if key in pending:
+                holders[id(pending[key])] -= 1
+                parent_grad = backend.add(pending[key], parent_grad)  # a new array: no aliasing
+            pending[key] = parent_grad
+            holders[id(parent_grad)] = holders.get(id(parent_grad), 0) + 1
+
+
+def _accumulate(tensor, grad, shared: bool) -> None:
+    from ._tensor import Tensor
+
+    backend = tensor._backend
+    if tensor.grad is None:
+        if shared or not backend.is_exclusive(grad):
+            grad = backend.copy(grad)
+        tensor._grad = Tensor._make(grad, backend)
+    else:
+        held = tensor.grad
+        held._data = backend.add(held._data, grad)
+        held._version += 1

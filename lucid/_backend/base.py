@@ -1,0 +1,212 @@
+"""The interface every backend implements.
+
+Most of it is shared: NumPy and ``mlx.core`` spell most array functions the same way, so
+the methods here call ``self.xp`` and a backend overrides only what differs (creation from
+host data, dtype mapping, scatter-add, in-place writes, evaluation).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype
+
+
+class Backend:
+    """An array library behind a lucid device."""
+
+    device: str = ""
+    xp = None  # the array namespace: numpy or mlx.core
+
+    # --- arrays and dtypes -------------------------------------------------------------
+    def owns(self, array) -> bool:
+        """Whether ``array`` is this backend's native array type."""
+        raise NotImplementedError
+
+    def native_dtype(self, dtype: _dtype.dtype):
+        raise NotImplementedError
+
+    def dtype_of(self, array) -> _dtype.dtype:
+        raise NotImplementedError
+
+    def asarray(self, data, dtype: _dtype.dtype):
+        """A native array of ``dtype`` holding ``data`` (host data or another backend's array)."""
+        raise NotImplementedError
+
+    def to_numpy(self, array) -> np.ndarray:
+        """A NumPy copy of ``array``."""
+        raise NotImplementedError
+
+    def copy(self, array):
+        """An array that no later in-place write through ``array`` can change."""
+        raise NotImplementedError
+
+    def astype(self, array, dtype: _dtype.dtype):
+        return array.astype(self.native_dtype(dtype))
+
+    def shape(self, array) -> tuple:
+        return tuple(array.shape)
+
+    def item(self, array):
+        return array.item()
+
+    def eval(self, arrays) -> None:
+        """Force the computation of lazily evaluated ``arrays`` (a no-op for eager backends)."""
+
+    # --- creation ------------------------------------------------------------------------
+    def zeros(self, shape, dtype):
+        return self.xp.zeros(tuple(shape), dtype=self.native_dtype(dtype))
+
+    def ones(self, shape, dtype):
+        return self.xp.ones(tuple(shape), dtype=self.native_dtype(dtype))
+
+    def full(self, shape, value, dtype):
+        return self.xp.full(tuple(shape), value, dtype=self.native_dtype(dtype))
+
+    def arange(self, start, stop, step, dtype):
+        return self.xp.arange(start, stop, step, dtype=self.native_dtype(dtype))
+
+    # --- elementwise ---------------------------------------------------------------------
+    def add(self, a, b):
+        return self.xp.add(a, b)
+
+    def subtract(self, a, b):
+        return self.xp.subtract(a, b)
+
+    def multiply(self, a, b):
+        return self.xp.multiply(a, b)
+
+    def divide(self, a, b):
+        return self.xp.divide(a, b)
+
+    def power(self, a, b):
+        return self.xp.power(a, b)
+
+    def negative(self, a):
+        return self.xp.negative(a)
+
+    def exp(self, a):
+        return self.xp.exp(a)
+
+    def log(self, a):
+        return self.xp.log(a)
+
+    def sqrt(self, a):
+        return self.xp.sqrt(a)
+
+    def abs(self, a):
+        return self.xp.abs(a)
+
+    def sign(self, a):
+        return self.xp.sign(a)
+
+    def tanh(self, a):
+        return self.xp.tanh(a)
+
+    def sigmoid(self, a):
+        raise NotImplementedError
+
+    def maximum(self, a, b):
+        return self.xp.maximum(a, b)
+
+    def minimum(self, a, b):
+        return self.xp.minimum(a, b)
+
+    def clip(self, a, low, high):
+        return self.xp.clip(a, low, high)
+
+    def where(self, condition, a, b):
+        return self.xp.where(condition, a, b)
+
+    def compare(self, op: str, a, b):
+        """``op`` is one of equal, not_equal, less, less_equal, greater, greater_equal."""
+        return getattr(self.xp, op)(a, b)
+
+    def logical_not(self, a):
+        return self.xp.logical_not(a)
+
+    def isfinite(self, a):
+        return self.xp.isfinite(a)
+
+    # --- reductions ----------------------------------------------------------------------
+    def sum(self, a, axis=None, keepdims=False):
+        return self.xp.sum(a, axis=axis, keepdims=keepdims)
+
+    def mean(self, a, axis=None, keepdims=False):
+        return self.xp.mean(a, axis=axis, keepdims=keepdims)
+
+    def max(self, a, axis=None, keepdims=False):
+        return self.xp.max(a, axis=axis, keepdims=keepdims)
+
+    def min(self, a, axis=None, keepdims=False):
+        return self.xp.min(a, axis=axis, keepdims=keepdims)
+
+    def any(self, a, axis=None, keepdims=False):
+        return self.xp.any(a, axis=axis, keepdims=keepdims)
+
+    def all(self, a, axis=None, keepdims=False):
+        return self.xp.all(a, axis=axis, keepdims=keepdims)
+
+    def logsumexp(self, a, axis, keepdims=False):
+        peak = self.xp.max(a, axis=axis, keepdims=True)
+        peak = self.where(self.isfinite(peak), peak, self.xp.zeros_like(peak))
+        out = self.log(self.sum(self.exp(a - peak), axis=axis, keepdims=True)) + peak
+        return out if keepdims else self.xp.squeeze(out, axis=axis)
+
+    # --- shape ---------------------------------------------------------------------------
+    def reshape(self, a, shape):
+        return self.xp.reshape(a, tuple(shape))
+
+    def transpose(self, a, axes):
+        return self.xp.transpose(a, axes)
+
+    def expand_dims(self, a, axis):
+        return self.xp.expand_dims(a, axis)
+
+    def squeeze(self, a, axis):
+        return self.xp.squeeze(a, axis)
+
+    def broadcast_to(self, a, shape):
+        return self.xp.broadcast_to(a, tuple(shape))
+
+    def concatenate(self, arrays, axis):
+        return self.xp.concatenate(list(arrays), axis=axis)
+
+    def stack(self, arrays, axis):
+        return self.xp.stack(list(arrays), axis=axis)
+
+    def matmul(self, a, b):
+        return self.xp.matmul(a, b)
+
+    # --- indexing ------------------------------------------------------------------------
+    def normalize_index(self, index):
+        """``index`` (a tuple of ints, slices, None, Ellipsis and native arrays) as this backend indexes."""
+        return index
+
+    def getitem(self, a, index):
+        return a[index]
+
+    def scatter_add(self, shape, dtype, index, values):
+        """A zero array of ``shape`` with ``values`` added at ``index``; duplicates accumulate."""
+        raise NotImplementedError
+
+    def setitem(self, a, index, values):
+        """``a`` with ``a[index] = values``: written in place where the backend can, else a new array."""
+        raise NotImplementedError
+
+    def nonzero(self, a) -> np.ndarray:
+        """The indices of the nonzero elements of the 1-D ``a``, as int64 (a host sync on lazy backends)."""
+        return np.flatnonzero(self.to_numpy(a)).astype(np.int64)
+
+    # --- in place ------------------------------------------------------------------------
+    def inplace(self, name: str, a, *args):
+        """``a = xp.<name>(a, *args)``, written into ``a``'s buffer where the backend can.
+
+        The caller must own ``a`` and rebind to the return value: NumPy writes in place and
+        returns ``a``; MLX arrays are values, so it returns a new array.
+        """
+        raise NotImplementedError
+
+    def is_exclusive(self, array) -> bool:
+        """Whether ``array`` owns its memory, so it may be kept without a copy."""
+        return True

@@ -1,0 +1,1 @@
+"""Differentiable ops: each computes its output through the backend and records its backward."""

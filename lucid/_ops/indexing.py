@@ -1,0 +1,89 @@
+"""Indexing: ints, slices, None, Ellipsis, integer tensors or lists, boolean masks.
+
+The backward of an index is a scatter-add into zeros, so an index that names an element
+twice gives it both gradients (``x[[0, 0, 2]].sum()`` gives ``x.grad == [2, 0, 1]``).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import _dtype
+from .._autograd import record
+from .._tensor import Tensor
+
+
+def _index_array(tensor, part):
+    """An index part given as a Tensor, list or array, as a native array of ``tensor``'s device."""
+    if isinstance(part, Tensor):
+        dtype = part.dtype
+        array = part._data if part.device == tensor.device else tensor._backend.asarray(
+            part._backend.to_numpy(part._data), dtype)
+    else:
+        host = np.asarray(part)
+        if host.dtype.kind not in "biu" and host.size:
+            raise IndexError("tensors used as indices must be long, int or bool tensors")
+        dtype = _dtype.bool_ if host.dtype.kind == "b" else _dtype.int64
+        array = tensor._backend.asarray(host.astype(bool if dtype is _dtype.bool_ else np.int64), dtype)
+    if dtype.is_floating_point:
+        raise IndexError("tensors used as indices must be long, int or bool tensors")
+    return array, dtype
+
+
+def normalize_index(tensor, index):
+    """``index`` as a tuple the backend can use, every integer checked against its dimension."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    backend = tensor._backend
+    consumed = sum(
+        0 if part is None or part is Ellipsis else
+        (part.ndim if isinstance(part, Tensor) and part.dtype is _dtype.bool_ else 1)
+        for part in index
+    )
+    if consumed > tensor.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {tensor.ndim}")
+    shape, dim, out = tensor.shape, 0, []
+    for part in index:
+        if part is None:
+            out.append(None)
+        elif part is Ellipsis:
+            out.append(Ellipsis)
+            dim += tensor.ndim - consumed
+        elif isinstance(part, slice):
+            out.append(part)
+            dim += 1
+        elif isinstance(part, numbers.Integral) and not isinstance(part, bool):
+            size = shape[dim]
+            if not -size <= part < size:
+                raise IndexError(f"index {part} is out of bounds for dimension {dim} with size {size}")
+            out.append(int(part))
+            dim += 1
+        else:
+            array, dtype = _index_array(tensor, part)
+            array_shape = backend.shape(array)
+            if dtype is _dtype.bool_:
+                if array_shape != shape[dim:dim + len(array_shape)]:
+                    raise IndexError(
+                        f"The shape of the mask {list(array_shape)} does not match the shape of the "
+                        f"indexed tensor {list(shape[dim:dim + len(array_shape)])} at dimension {dim}"
+                    )
+                dim += len(array_shape)
+            else:
+                size = shape[dim]
+                if int(np.prod(array_shape)):
+                    low, high = backend.item(backend.min(array)), backend.item(backend.max(array))
+                    bad = low if low < -size else high if high >= size else None
+                    if bad is not None:
+                        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+                dim += 1
+            out.append(array)
+    return backend.normalize_index(tuple(out))
+
+
+def getitem(a, index):
+    index = normalize_index(a, index)
+    backend, shape, dtype = a._backend, a.shape, a.dtype
+    out = a._like(backend.getitem(a._data, index))
+    return record(out, "IndexBackward", (a,), lambda g: (backend.scatter_add(shape, dtype, index, g),))

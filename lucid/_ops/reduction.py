@@ -1,0 +1,129 @@
+"""Reductions: sum, mean, max, min, any, all, and the log-softmax family."""
+
+from __future__ import annotations
+
+import builtins
+from collections import namedtuple
+
+from .. import _dtype
+from .._autograd import record
+from .._tensor import Tensor
+
+MaxMin = namedtuple("MaxMin", ["values", "indices"])  # what torch's max(dim) returns
+
+
+def _axes(tensor, dim):
+    """``dim`` (None, an int or a sequence) as a tuple of non-negative axes, validated."""
+    if dim is None:
+        return tuple(range(tensor.ndim))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    ndim = builtins.max(tensor.ndim, 1)
+    out = []
+    for d in dims:
+        if not -ndim <= d < ndim:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})"
+            )
+        out.append(d % ndim)
+    return tuple(out) if tensor.ndim else ()
+
+
+def _expand_back(backend, grad, shape, axes, keepdim):
+    """A reduced gradient re-expanded to the input's ``shape``."""
+    if not keepdim:
+        kept = [1 if i in axes else n for i, n in enumerate(shape)]
+        grad = backend.reshape(grad, kept)
+    return backend.broadcast_to(grad, shape)
+
+
+def sum(a, dim=None, keepdim=False, dtype=None):
+    axes = _axes(a, dim)
+    backend = a._backend
+    if dtype is not None:
+        a = a.to(dtype)
+    elif not a.dtype.is_floating_point:
+        a = a.to(_dtype.int64)  # torch sums bools and integers as int64
+    out = a._like(backend.sum(a._data, axis=axes, keepdims=keepdim))
+    shape = a.shape
+    return record(out, "SumBackward", (a,), lambda g: (_expand_back(backend, g, shape, axes, keepdim),))
+
+
+def mean(a, dim=None, keepdim=False):
+    if not a.dtype.is_floating_point:
+        raise RuntimeError(
+            f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
+            f"complex dtype. Got: {a.dtype}"
+        )
+    axes = _axes(a, dim)
+    backend, shape = a._backend, a.shape
+    count = 1
+    for axis in axes:
+        count *= shape[axis]
+    out = a._like(backend.mean(a._data, axis=axes, keepdims=keepdim))
+    return record(out, "MeanBackward", (a,),
+                  lambda g: (_expand_back(backend, backend.divide(g, count), shape, axes, keepdim),))
+
+
+def _extreme(a, dim, keepdim, largest):
+    backend, x, shape = a._backend, a._data, a.shape
+    if a.numel() == 0:
+        raise RuntimeError("max(): Expected reduction dim to be specified for input.numel() == 0.")
+    reduce = backend.max if largest else backend.min
+    if dim is None:
+        out_array = reduce(x)
+        out = a._like(out_array)
+
+        def backward(g):
+            # ties share the gradient evenly, as torch's full reduction does
+            hit = backend.astype(backend.compare("equal", x, out_array), a.dtype)
+            return (backend.multiply(g, backend.divide(hit, backend.sum(hit))),)
+
+        return record(out, "MaxBackward1" if largest else "MinBackward1", (a,), backward, saved=(a,))
+    (axis,) = _axes(a, dim)
+    values = a._like(reduce(x, axis=axis, keepdims=keepdim))
+    pick = backend.argmax if largest else backend.argmin
+    index = pick(x, axis, keepdims=True)
+    indices = a._like(backend.astype(index if keepdim else backend.squeeze(index, axis), _dtype.int64))
+
+    def backward(g):
+        # the gradient goes to the one element the index names
+        positions = backend.reshape(
+            backend.arange(0, shape[axis], 1, _dtype.int64), [-1 if i == axis else 1 for i in range(len(shape))]
+        )
+        chosen = backend.astype(backend.compare("equal", positions, index), a.dtype)
+        return (backend.multiply(chosen, _expand_back(backend, g, shape, (axis,), keepdim)),)
+
+    record(values, "MaxBackward0" if largest else "MinBackward0", (a,), backward)
+    return MaxMin(values, indices)
+
+
+def max(a, dim=None, keepdim=False):
+    return _extreme(a, dim, keepdim, largest=True)
+
+
+def min(a, dim=None, keepdim=False):
+    return _extreme(a, dim, keepdim, largest=False)
+
+
+def any(a, dim=None, keepdim=False):
+    return a._like(a._backend.any(a._data, axis=_axes(a, dim), keepdims=keepdim))
+
+
+def all(a, dim=None, keepdim=False):
+    return a._like(a._backend.all(a._data, axis=_axes(a, dim), keepdims=keepdim))
+
+
+def log_softmax(a, dim):
+    """``x - logsumexp(x)`` along ``dim``, computed stably, with its own backward."""
+    if not a.dtype.is_floating_point:
+        a = a.to(_dtype.default_float)
+    (axis,) = _axes(a, dim)
+    backend, x = a._backend, a._data
+    out_array = backend.subtract(x, backend.logsumexp(x, axis=axis, keepdims=True))
+    out = a._like(out_array)
+
+    def backward(g):
+        softmax = backend.exp(out_array)
+        return (backend.subtract(g, backend.multiply(softmax, backend.sum(g, axis=axis, keepdims=True))),)
+
+    return record(out, "LogSoftmaxBackward", (a,), backward, saved=(out,))

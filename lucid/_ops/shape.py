@@ -1,0 +1,130 @@
+"""Ops that rearrange elements: reshape, transpose, squeeze, concatenation."""
+
+from __future__ import annotations
+
+from .._autograd import record
+from .._tensor import Tensor
+from .reduction import _axes
+
+
+def reshape(a, *shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    shape = tuple(int(s) for s in shape)
+    known = 1
+    for s in shape:
+        if s != -1:
+            known *= s
+    if shape.count(-1) > 1 or (-1 not in shape and known != a.numel()) or (
+        -1 in shape and (known == 0 or a.numel() % known)
+    ):
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {a.numel()}")
+    backend, source = a._backend, a.shape
+    out = a._like(backend.reshape(a._data, shape))
+    return record(out, "ViewBackward", (a,), lambda g: (backend.reshape(g, source),))
+
+
+def permute(a, *dims):
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    axes = _axes(a, dims)
+    if sorted(axes) != list(range(a.ndim)):
+        raise RuntimeError(f"permute(): dims {list(dims)} are not a permutation of {a.ndim} dimensions")
+    backend = a._backend
+    inverse = [0] * len(axes)
+    for i, axis in enumerate(axes):
+        inverse[axis] = i
+    out = a._like(backend.transpose(a._data, axes))
+    return record(out, "PermuteBackward", (a,), lambda g: (backend.transpose(g, inverse),))
+
+
+def transpose(a, dim0, dim1):
+    if a.ndim < 2 and a.ndim == 0:
+        return a
+    d0, d1 = _axes(a, (dim0, dim1))
+    axes = list(range(a.ndim))
+    axes[d0], axes[d1] = axes[d1], axes[d0]
+    return permute(a, axes)
+
+
+def unsqueeze(a, dim):
+    ndim = a.ndim + 1
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})")
+    shape = list(a.shape)
+    shape.insert(dim % ndim, 1)
+    return reshape(a, shape)
+
+
+def squeeze(a, dim=None):
+    axes = _axes(a, dim) if dim is not None else tuple(range(a.ndim))
+    shape = [n for i, n in enumerate(a.shape) if not (i in axes and n == 1)]
+    return reshape(a, shape)
+
+
+def flatten(a, start_dim=0, end_dim=-1):
+    if a.ndim == 0:
+        return reshape(a, (1,))
+    start, end = _axes(a, (start_dim, end_dim))
+    shape = a.shape
+    middle = 1
+    for n in shape[start:end + 1]:
+        middle *= n
+    return reshape(a, shape[:start] + (middle,) + shape[end + 1:])
+
+
+def _same_device_dtype(tensors, name):
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError(f"{name}(): expected a non-empty list of Tensors")
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): expected a sequence of Tensors, got {type(t).__name__}")
+    first = tensors[0]
+    for t in tensors[1:]:
+        if t.device != first.device:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found {first.device} and {t.device}")
+    from .. import _dtype
+
+    dtype = first.dtype
+    for t in tensors[1:]:
+        dtype = _dtype.promote(dtype, t.dtype)
+    return [t.to(dtype) for t in tensors]
+
+
+def cat(tensors, dim=0):
+    """Join tensors along an existing dimension ``dim``."""
+    tensors = _same_device_dtype(tensors, "cat")
+    first = tensors[0]
+    (axis,) = _axes(first, dim)
+    for t in tensors[1:]:
+        if t.ndim != first.ndim or any(
+            a != b for i, (a, b) in enumerate(zip(t.shape, first.shape)) if i != axis
+        ):
+            raise RuntimeError(
+                f"Sizes of tensors must match except in dimension {axis}. Expected {list(first.shape)} "
+                f"but got {list(t.shape)}"
+            )
+    backend = first._backend
+    out = first._like(backend.concatenate([t._data for t in tensors], axis=axis))
+    bounds = [0]
+    for t in tensors:
+        bounds.append(bounds[-1] + t.shape[axis])
+
+    def backward(g):
+        prefix = (slice(None),) * axis
+        return tuple(g[prefix + (slice(lo, hi),)] for lo, hi in zip(bounds, bounds[1:]))
+
+    return record(out, "CatBackward", tuple(tensors), backward)
+
+
+def stack(tensors, dim=0):
+    """Join same-shaped tensors along a new dimension ``dim``."""
+    tensors = _same_device_dtype(tensors, "stack")
+    for t in tensors[1:]:
+        if t.shape != tensors[0].shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} "
+                f"and {list(t.shape)}"
+            )
+    return cat([unsqueeze(t, dim) for t in tensors], dim=dim)

@@ -1,0 +1,573 @@
+"""``lucid.Tensor``: an array on a device, a dtype, and its place in the autograd graph."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import _autograd, _backend, _dtype
+from ._autograd import record
+
+
+def _infer_dtype(data) -> _dtype.dtype:
+    """torch's rule: NumPy and device arrays keep their dtype; Python floats give float32."""
+    if isinstance(data, Tensor):
+        return data.dtype
+    if hasattr(data, "dtype") and not isinstance(data, (list, tuple)):
+        return _backend.of_array(data).dtype_of(data)
+    kind = np.asarray(data).dtype.kind
+    if kind == "b":
+        return _dtype.bool_
+    if kind in "iu":
+        return _dtype.default_int
+    if kind == "f":
+        return _dtype.default_float
+    raise TypeError(f"cannot make a tensor from {type(data).__name__} data of kind {kind!r}")
+
+
+class Tensor:
+    """A multi-dimensional array with autograd, on the ``"cpu"`` (NumPy) or ``"gpu"`` (MLX) device.
+
+    Parameters
+    ----------
+    data : array_like or Tensor
+        Python numbers or (nested) lists, a NumPy array, an MLX array or a Tensor; copied.
+    dtype : lucid.dtype, optional
+        The element type. By default as torch infers it: Python floats give ``float32``,
+        integers ``int64``, booleans ``bool``; arrays keep their own dtype.
+    device : {"cpu", "gpu"}, default "cpu"
+    requires_grad : bool, default False
+        Whether ``backward`` should compute a gradient for this tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> y = (x * x).sum()
+    >>> y.backward()
+    >>> x.grad
+    tensor([[2., 4.],
+            [6., 8.]])
+    >>> x.shape, x.dtype, x.device
+    ((2, 2), lucid.float32, 'cpu')
+    """
+
+    __slots__ = ("_data", "_backend", "_requires_grad", "_grad", "_node", "_version",
+                 "_retains_grad", "__weakref__")
+    __array_priority__ = 1000  # NumPy defers to our reflected operators
+
+    def __init__(self, data, dtype=None, device="cpu", requires_grad=False):
+        backend = _backend.get(device)
+        dtype = _infer_dtype(data) if dtype is None else dtype
+        if isinstance(data, Tensor):
+            data = data._data
+        self._init(backend.asarray(data, dtype), backend)
+        self.requires_grad = requires_grad
+
+    def _init(self, array, backend):
+        self._data = array
+        self._backend = backend
+        self._requires_grad = False
+        self._grad = None
+        self._node = None
+        self._version = 0
+        self._retains_grad = False
+
+    @classmethod
+    def _make(cls, array, backend) -> "Tensor":
+        """Wrap a native ``array`` of ``backend`` without copying it."""
+        tensor = object.__new__(cls)
+        if not backend.owns(array) or not hasattr(array, "shape"):
+            array = backend.xp.asarray(array)
+        elif isinstance(array, np.generic):
+            array = np.asarray(array)
+        tensor._init(array, backend)
+        return tensor
+
+    def _like(self, array) -> "Tensor":
+        return Tensor._make(array, self._backend)
+
+    # --- what it is ----------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        """The size of each dimension, a tuple of ints."""
+        return self._backend.shape(self._data)
+
+    def size(self, dim=None):
+        """The shape, or the size of dimension ``dim``."""
+        return self.shape if dim is None else self.shape[dim]
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def dim(self) -> int:
+        return self.ndim
+
+    def numel(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def dtype(self) -> _dtype.dtype:
+        return self._backend.dtype_of(self._data)
+
+    @property
+    def device(self) -> str:
+        """``"cpu"`` (NumPy) or ``"gpu"`` (MLX)."""
+        return self._backend.device
+
+    @property
+    def is_floating_point_(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    # --- autograd state ------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        value = bool(value)
+        if self._node is not None and not value:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if value and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad(self):
+        """The gradient accumulated by ``backward``, a Tensor like this one, or None."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
+            if value.device != self.device:
+                raise RuntimeError(
+                    f"assigned grad has data located on a different device ({value.device}) "
+                    f"than the tensor ({self.device})"
+                )
+            if value.dtype is not self.dtype:
+                raise RuntimeError(
+                    f"assigned grad has data of a different type ({value.dtype}) than the tensor ({self.dtype})"
+                )
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    f"assigned grad has data of a different size {value.shape} than the tensor {self.shape}"
+                )
+        self._grad = value
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors made by the user rather than by a recorded op (as in torch)."""
+        return self._node is None
+
+    @property
+    def grad_fn(self):
+        return self._node
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in ``.grad`` during ``backward``."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        self._retains_grad = True
+
+    def backward(self, gradient=None, retain_graph=False) -> None:
+        """Accumulate the gradient of this tensor into the ``.grad`` of the leaves below it.
+
+        Parameters
+        ----------
+        gradient : Tensor, optional
+            d(loss)/d(self); may be omitted only for a single-element tensor (then 1).
+        retain_graph : bool, default False
+            Keep the graph so that ``backward`` can run through it again.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> x = lucid.tensor([1.0, 2.0], requires_grad=True)
+        >>> (x * 3).backward(lucid.tensor([1.0, 10.0]))
+        >>> x.grad
+        tensor([ 3., 30.])
+        """
+        if not self._requires_grad:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+        if gradient is None:
+            if self.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            grad = self._backend.ones(self.shape, self.dtype)
+        else:
+            if not isinstance(gradient, Tensor):
+                gradient = Tensor(gradient, dtype=self.dtype, device=self.device)
+            if gradient.shape != self.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[0] has a shape of {gradient.shape} and "
+                    f"output[0] has a shape of {self.shape}."
+                )
+            if gradient.device != self.device:
+                raise RuntimeError(f"gradient is on {gradient.device} but the tensor is on {self.device}")
+            grad = gradient._data
+            if gradient.dtype is not self.dtype:
+                grad = self._backend.astype(grad, self.dtype)
+        _autograd.run_backward(self, grad, retain_graph)
+
+    def detach(self) -> "Tensor":
+        """A tensor with the same values, outside the graph (shares storage, as in torch)."""
+        return self._like(self._data)
+
+    def detach_(self) -> "Tensor":
+        self._node = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self) -> "Tensor":
+        """The values without autograd history; assigning replaces this tensor's storage."""
+        return self.detach()
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        self._data, self._backend = value._data, value._backend
+        self._version += 1
+
+    # --- values out ----------------------------------------------------------------------
+    def item(self):
+        """The single value of a one-element tensor as a Python number."""
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        return self._backend.item(self._backend.reshape(self._data, ()))
+
+    def tolist(self):
+        """The values as (nested) Python lists."""
+        return self._backend.to_numpy(self._data).tolist()
+
+    def numpy(self) -> np.ndarray:
+        """The values as a NumPy array (shares memory on the cpu device, as torch does)."""
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if isinstance(self._data, np.ndarray):
+            return self._data
+        return self._backend.to_numpy(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        array = self._backend.to_numpy(self._data)
+        return array if dtype is None else array.astype(dtype)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self.numel()} values is ambiguous")
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    __hash__ = object.__hash__
+
+    def _describe(self) -> str:
+        kind = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+                "int32": "Int", "bool": "Bool"}[self.dtype.name]
+        return f"{kind}Tensor of shape {list(self.shape)}"
+
+    def __repr__(self) -> str:
+        values = np.array2string(self._backend.to_numpy(self._data), separator=", ", prefix="tensor(")
+        extras = []
+        if self.device != "cpu":
+            extras.append(f"device='{self.device}'")
+        if self.dtype not in (_dtype.float32, _dtype.int64, _dtype.bool_):
+            extras.append(f"dtype={self.dtype!r}")
+        if self._node is not None:
+            extras.append(f"grad_fn=<{self._node.name}>")
+        elif self._requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + ", ".join([values] + extras) + ")"
+
+    # --- conversions (each returns a new tensor, as in torch) ----------------------------
+    def to(self, *args, **kwargs) -> "Tensor":
+        """This tensor on another device and/or with another dtype.
+
+        Accepts a device (``"cpu"``, ``"gpu"``), a dtype, both, or another tensor to copy
+        both from. Returns ``self`` when nothing changes, a new tensor otherwise (recorded by
+        autograd, so gradients flow back through the conversion).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> x = lucid.tensor([1.0, 2.0])
+        >>> x.to(lucid.float64)
+        tensor([1., 2.], dtype=lucid.float64)
+        >>> x.to("cpu") is x
+        True
+        """
+        device, dtype = _parse_to_args(self, args, kwargs)
+        return _convert(self, device, dtype)
+
+    def half(self) -> "Tensor":
+        return self.to(_dtype.float16)
+
+    def float(self) -> "Tensor":
+        return self.to(_dtype.float32)
+
+    def double(self) -> "Tensor":
+        return self.to(_dtype.float64)
+
+    def long(self) -> "Tensor":
+        return self.to(_dtype.int64)
+
+    def int(self) -> "Tensor":
+        return self.to(_dtype.int32)
+
+    def bool(self) -> "Tensor":
+        return self.to(_dtype.bool_)
+
+    def cpu(self) -> "Tensor":
+        return self.to("cpu")
+
+    def gpu(self) -> "Tensor":
+        return self.to("gpu")
+
+    def type_as(self, other: "Tensor") -> "Tensor":
+        return self.to(other.dtype)
+
+    # --- in place (the vocabulary update rules are written in) ---------------------------
+    def _check_inplace(self, *others) -> None:
+        if _autograd.is_grad_enabled() and (
+            self._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
+        ):
+            if self._node is None and self._requires_grad:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+            raise RuntimeError(
+                "lucid does not record in-place operations in the autograd graph; "
+                "run them under lucid.no_grad() or use the out-of-place op"
+            )
+
+    def _operand(self, other):
+        """``other`` as a native array of this tensor's device, or a Python scalar."""
+        if isinstance(other, Tensor):
+            if other.device != self.device:
+                raise RuntimeError(
+                    "Expected all tensors to be on the same device, but found at least two devices, "
+                    f"{self.device} and {other.device}!"
+                )
+            return other._data
+        if isinstance(other, numbers.Number):
+            return other
+        return Tensor(other, dtype=self.dtype, device=self.device)._data
+
+    def _inplace(self, name, *args) -> "Tensor":
+        self._data = self._backend.inplace(name, self._data, *args)
+        self._version += 1
+        return self
+
+    def add_(self, other, alpha=1) -> "Tensor":
+        """``self += alpha * other``."""
+        self._check_inplace(other)
+        other = self._operand(other)
+        if alpha != 1:
+            other = other * alpha if isinstance(other, numbers.Number) else self._backend.multiply(other, alpha)
+        return self._inplace("add", other)
+
+    def sub_(self, other, alpha=1) -> "Tensor":
+        return self.add_(other, alpha=-alpha)
+
+    def mul_(self, other) -> "Tensor":
+        self._check_inplace(other)
+        return self._inplace("multiply", self._operand(other))
+
+    def div_(self, other) -> "Tensor":
+        self._check_inplace(other)
+        return self._inplace("divide", self._operand(other))
+
+    def neg_(self) -> "Tensor":
+        self._check_inplace()
+        return self._inplace("negative")
+
+    def sqrt_(self) -> "Tensor":
+        self._check_inplace()
+        return self._inplace("sqrt")
+
+    def abs_(self) -> "Tensor":
+        self._check_inplace()
+        return self._inplace("abs")
+
+    def sign_(self) -> "Tensor":
+        self._check_inplace()
+        return self._inplace("sign")
+
+    def maximum_(self, other) -> "Tensor":
+        self._check_inplace(other)
+        return self._inplace("maximum", self._operand(other))
+
+    def clamp_(self, min=None, max=None) -> "Tensor":
+        self._check_inplace()
+        if min is not None:
+            self._inplace("maximum", self._operand(min))
+        if max is not None:
+            self._inplace("minimum", self._operand(max))
+        return self
+
+    def lerp_(self, end, weight) -> "Tensor":
+        """``self += weight * (end - self)``, torch's formula for either half of [0, 1]."""
+        self._check_inplace(end)
+        b = self._backend
+        end = self._operand(end)
+        if weight < 0.5:
+            return self._inplace("add", b.multiply(b.subtract(end, self._data), weight))
+        # end - (end - self) * (1 - weight): exact at weight == 1
+        step = b.multiply(b.subtract(end, self._data), 1 - weight)
+        self._data = b.subtract(end, step)
+        if b.dtype_of(self._data) is not b.dtype_of(step):
+            self._data = b.astype(self._data, b.dtype_of(step))
+        self._version += 1
+        return self
+
+    def addcmul_(self, tensor1, tensor2, value=1) -> "Tensor":
+        """``self += value * tensor1 * tensor2``."""
+        self._check_inplace(tensor1, tensor2)
+        product = self._backend.multiply(self._operand(tensor1), self._operand(tensor2))
+        if value != 1:
+            product = self._backend.multiply(product, value)
+        return self._inplace("add", product)
+
+    def addcdiv_(self, tensor1, tensor2, value=1) -> "Tensor":
+        """``self += value * tensor1 / tensor2``."""
+        self._check_inplace(tensor1, tensor2)
+        quotient = self._backend.divide(self._operand(tensor1), self._operand(tensor2))
+        if value != 1:
+            quotient = self._backend.multiply(quotient, value)
+        return self._inplace("add", quotient)
+
+    def copy_(self, src) -> "Tensor":
+        """Write ``src``'s values (broadcast, cast to this dtype, moved to this device) into self."""
+        self._check_inplace(src)
+        b = self._backend
+        if isinstance(src, Tensor) and src.device != self.device:
+            src = src.to(self.device)
+        value = b.broadcast_to(self._operand(src), self.shape)
+        value = b.astype(value, self.dtype)
+        if isinstance(self._data, np.ndarray):
+            np.copyto(self._data, value)
+        else:
+            self._data = b.copy(value)
+        self._version += 1
+        return self
+
+    def zero_(self) -> "Tensor":
+        return self.fill_(0)
+
+    def fill_(self, value) -> "Tensor":
+        self._check_inplace(value)
+        b = self._backend
+        if isinstance(self._data, np.ndarray):
+            self._data.fill(value.item() if isinstance(value, Tensor) else value)
+        else:
+            self._data = b.full(self.shape, value.item() if isinstance(value, Tensor) else value, self.dtype)
+        self._version += 1
+        return self
+
+    def __setitem__(self, index, value) -> None:
+        """In-place assignment ``self[index] = value`` (not recorded by autograd)."""
+        self._check_inplace(value)
+        from ._ops.indexing import normalize_index
+
+        index = normalize_index(self, index)
+        value = self._operand(value)
+        if not isinstance(value, numbers.Number):
+            value = self._backend.astype(value, self.dtype)
+        self._data = self._backend.setitem(self._data, index, value)
+        self._version += 1
+
+    def clone(self) -> "Tensor":
+        """A copy with its own storage, recorded by autograd (gradients flow to ``self``).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> x = lucid.tensor([1.0, 2.0])
+        >>> y = x.clone()
+        >>> with lucid.no_grad():
+        ...     _ = y.add_(1)
+        >>> x, y
+        (tensor([1., 2.]), tensor([2., 3.]))
+        """
+        out = self._like(self._backend.copy(self._data))
+        return record(out, "CloneBackward", (self,), lambda g: (g,))
+
+
+def _parse_to_args(tensor, args, kwargs):
+    device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
+    kwargs.pop("copy", None)
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for arg in args:
+        if isinstance(arg, Tensor):
+            device, dtype = arg.device, arg.dtype
+        elif isinstance(arg, _dtype.dtype):
+            dtype = arg
+        elif isinstance(arg, str):
+            device = arg
+        else:
+            raise TypeError(f"to() expected a device, a dtype or a Tensor, got {arg!r}")
+    device = tensor.device if device is None else _backend.canonical_device(device)
+    return device, (tensor.dtype if dtype is None else dtype)
+
+
+def _convert(tensor, device, dtype):
+    """``tensor`` on ``device`` with ``dtype``, a new tensor recorded by autograd; self if unchanged."""
+    if device == tensor.device and dtype is tensor.dtype:
+        return tensor
+    source_device, source_dtype = tensor.device, tensor.dtype
+    target = _backend.get(device)
+    array = tensor._data
+    if device != source_device:
+        array = target.asarray(tensor._backend.to_numpy(array), dtype)
+    elif dtype is not source_dtype:
+        array = target.astype(array, dtype)
+    out = Tensor._make(array, target)
+    if not dtype.is_floating_point:
+        return out
+
+    def backward(grad):
+        back = Tensor._make(grad, target).to(source_device, source_dtype)
+        return (back._data,)
+
+    if source_device != device:
+        # the engine walks one backend; crossing devices, the gradient goes back through here
+        return record(out, "ToCopyBackward", (tensor,), backward)
+    return record(out, "ToCopyBackward", (tensor,), lambda g: (tensor._backend.astype(g, source_dtype),))

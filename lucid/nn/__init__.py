@@ -1,0 +1,3 @@
+"""Neural-network building blocks: Parameter, Module and layers."""
+
+from .parameter import Parameter

@@ -1,0 +1,305 @@
+"""Optimizer parity cases shared by the golden generator and lucid's tests.
+
+This module is deliberately torch-free: it only describes *what* to run (the
+optimizer, its hyperparameters, parameter shapes and a deterministic gradient
+stream) so that ``tools/make_golden.py`` can replay it through ``torch.optim``
+and lucid's tests can replay it through ``lucid.optim`` and compare against the
+stored golden arrays.
+
+Conventions
+-----------
+* Parameters are numbered by a flat index over all groups, in group order
+  (the same order as torch's ``state_dict`` ids).
+* Steps are 1-based: step ``t`` is the ``t``-th call to ``optimizer.step()``.
+* A hyperparameter given as a 0-d ``np.ndarray`` (e.g. ``lr=np.float32(1e-3)``
+  wrapped in an array) stands for a *Tensor* hyperparameter: torch receives
+  ``torch.from_numpy(value)``, i.e. ``torch.tensor(0.001)`` which is float32.
+  These mirror the "tensor lr" configs of torch's own ``OptimizerInfo``.
+* Golden files live in ``tests/golden/optim/{case.name}.{dtype}.npz`` and hold
+  ``p{i}`` (``steps + 1`` snapshots of param ``i``, index 0 = initial),
+  ``s{i}.{key}`` (state tensor ``key`` after each step, NaN before the state
+  exists) and ``s{i}.step`` (int64 step count after each step, -1 while the
+  param has no ``step`` in its state; always -1 for SGD, which keeps none).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+GOLDEN_DIR = Path(__file__).resolve().parent / "golden" / "optim"
+
+#: Parameter dtypes every case is recorded in, by golden-file suffix.
+DTYPES = {"float64": np.float64, "float32": np.float32}
+
+#: In sparse cases no row of any param is touched at this step, so every
+#: param receives an *empty* sparse gradient (not a None one).
+EMPTY_SPARSE_STEP = 7
+
+# Extra seed word that separates the row-choice stream from the noise stream,
+# so ``touched_rows`` can be called on its own and the dense part of a sparse
+# gradient is the same noise a dense case would see.
+_ROWS_STREAM = 1
+
+
+@dataclass(frozen=True)
+class OptimCase:
+    """One optimizer run to compare between torch and lucid.
+
+    Attributes
+    ----------
+    name : str
+        Unique, file-name safe identifier, e.g. ``"adam_amsgrad_wd"``.
+    optimizer : str
+        Class name, identical in ``torch.optim`` and ``lucid.optim``.
+    kwargs : dict
+        Constructor keyword arguments (defaults for all groups).
+    groups : tuple of dict
+        One dict per param group: ``{"shapes": ((3, 4), (5,)), **overrides}``.
+    steps : int
+        Number of ``optimizer.step()`` calls.
+    none_grad : tuple of (int, int)
+        ``(flat_param_index, step)`` pairs where that param's grad is None.
+    sparse_rows : bool
+        If True (SparseAdam), each step only some rows of each param get a
+        gradient; see :func:`touched_rows`.
+    seed : int
+        Seed of the initial params and of the gradient stream.
+    """
+
+    name: str
+    optimizer: str
+    kwargs: dict
+    groups: tuple
+    steps: int = 50
+    none_grad: tuple = ()
+    sparse_rows: bool = False
+    seed: int = 0
+
+    @property
+    def shapes(self) -> list[tuple[int, ...]]:
+        """Shapes of all params, flat over groups in order."""
+        return [tuple(s) for g in self.groups for s in g["shapes"]]
+
+
+def initial_params(case: OptimCase, dtype) -> list[np.ndarray]:
+    """Initial parameter values of ``case``.
+
+    Parameters
+    ----------
+    case : OptimCase
+        The case.
+    dtype : {np.float64, np.float32}
+        Parameter dtype.
+
+    Returns
+    -------
+    list of np.ndarray
+        Flat list over groups in order. Values are standard normal draws from
+        ``np.random.default_rng(case.seed)`` (float64), cast to ``dtype``, so
+        the float32 params are the rounded float64 ones.
+    """
+    rng = np.random.default_rng(case.seed)
+    return [rng.standard_normal(shape).astype(dtype) for shape in case.shapes]
+
+
+def touched_rows(case: OptimCase, step: int, index: int, shape) -> np.ndarray:
+    """Rows (along dim 0) of param ``index`` that get a gradient at ``step``.
+
+    Only meaningful for ``case.sparse_rows``. On average about a third of the
+    rows are touched (at least one), except at :data:`EMPTY_SPARSE_STEP`
+    where none are, to exercise an empty sparse gradient.
+
+    Parameters
+    ----------
+    case : OptimCase
+        The case.
+    step : int
+        1-based step number.
+    index : int
+        Flat parameter index.
+    shape : tuple of int
+        Shape of the parameter (at least 1-D; a 1-D param has one row per
+        element).
+
+    Returns
+    -------
+    np.ndarray
+        Sorted, unique int64 row indices.
+
+    Examples
+    --------
+    >>> case = CASES_BY_NAME["sparse_adam_default"]
+    >>> touched_rows(case, EMPTY_SPARSE_STEP, 0, (6, 2))
+    array([], dtype=int64)
+    """
+    if step == EMPTY_SPARSE_STEP:
+        return np.empty(0, dtype=np.int64)
+    n = shape[0]
+    rng = np.random.default_rng([case.seed, step, index, _ROWS_STREAM])
+    # Uniform on 1..2n/3, so a third of the rows on average and never zero.
+    k = int(rng.integers(1, max(1, (2 * n) // 3) + 1))
+    return np.sort(rng.choice(n, size=k, replace=False)).astype(np.int64)
+
+
+def gradient(case: OptimCase, step: int, index: int, param: np.ndarray) -> np.ndarray | None:
+    """Gradient of param ``index`` at ``step``, given its current value.
+
+    The gradient is ``param * 0.5 + 0.1 * noise`` (the gradient of
+    ``0.25 * |param|**2`` plus noise), evaluated in ``param.dtype`` so torch
+    and lucid see bit-identical inputs. Depending on the current value makes
+    the trajectories feed back like real training.
+
+    Parameters
+    ----------
+    case : OptimCase
+        The case.
+    step : int
+        1-based step number.
+    index : int
+        Flat parameter index.
+    param : np.ndarray
+        Current value of the parameter (before this step).
+
+    Returns
+    -------
+    np.ndarray or None
+        None if ``(index, step)`` is in ``case.none_grad``. For sparse cases,
+        rows not in :func:`touched_rows` are zero; the caller builds the
+        sparse gradient from the touched rows only.
+    """
+    if (index, step) in case.none_grad:
+        return None
+    dtype = param.dtype.type
+    rng = np.random.default_rng([case.seed, step, index])
+    noise = rng.standard_normal(param.shape).astype(dtype) * dtype(0.1)
+    grad = param * dtype(0.5) + noise
+    if case.sparse_rows:
+        keep = np.zeros(param.shape[0], dtype=bool)
+        keep[touched_rows(case, step, index, param.shape)] = True
+        grad[~keep] = 0
+    return grad
+
+
+def golden_path(case: OptimCase, dtype_name: str) -> Path:
+    """Path of the golden file of ``case`` for ``dtype_name`` ("float64"/"float32")."""
+    return GOLDEN_DIR / f"{case.name}.{dtype_name}.npz"
+
+
+def load_golden(case: OptimCase, dtype_name: str) -> dict[str, np.ndarray]:
+    """Load the golden arrays of ``case`` as a plain dict.
+
+    Parameters
+    ----------
+    case : OptimCase
+        The case.
+    dtype_name : {"float64", "float32"}
+        Parameter dtype of the recording.
+
+    Returns
+    -------
+    dict of str to np.ndarray
+        Keys ``p{i}``, ``s{i}.{state_key}`` and ``s{i}.step``, as described in
+        the module docstring.
+    """
+    with np.load(golden_path(case, dtype_name), allow_pickle=False) as data:
+        return {key: data[key] for key in data.files}
+
+
+# --------------------------------------------------------------------------
+# The case matrix
+# --------------------------------------------------------------------------
+
+DENSE_SHAPES = (((4, 3), (5,)), ((2, 3),))
+# SparseAdam: >= 6 rows each, with a 1-D param (every element is a row) and a
+# 3-D param (rows along dim 0).
+SPARSE_SHAPES = (((6, 2), (8,)), ((6, 2, 2),))
+
+# Param 2 gets no grad for steps 1-3, so its state is created late; params 0
+# and 1 skip single steps; at step 40 no param has a grad (a no-op step).
+NONE_GRAD = ((2, 1), (2, 2), (2, 3), (0, 10), (1, 25), (0, 40), (1, 40), (2, 40))
+# Param 2's first grad is the empty one of EMPTY_SPARSE_STEP: its state is
+# created (and its step counted) without any row ever being updated.
+NONE_GRAD_LATE_EMPTY = tuple((2, t) for t in range(1, EMPTY_SPARSE_STEP)) + ((0, 10), (1, 25))
+
+# A 0-d float32 array marks a Tensor hyperparameter, like torch.tensor(0.001).
+TENSOR_LR = np.array(0.001, dtype=np.float32)
+
+
+def _case(name, optimizer, kwargs, second, first=None, *, none_grad=NONE_GRAD):
+    """Two-group case: group 0 with ``first`` overrides, group 1 with ``second``."""
+    sparse = optimizer == "SparseAdam"
+    shapes = SPARSE_SHAPES if sparse else DENSE_SHAPES
+    groups = ({"shapes": shapes[0], **(first or {})}, {"shapes": shapes[1], **second})
+    return OptimCase(name, optimizer, kwargs, groups, none_grad=none_grad, sparse_rows=sparse)
+
+
+CASES: list[OptimCase] = [
+    # SGD: torch's OptimizerInfo configs (default, lr, tensor lr, wd, momentum,
+    # wd+maximize, dampening, momentum+wd, nesterov+wd), then extra combinations.
+    _case("sgd_default", "SGD", {}, {"lr": 0.05}),
+    _case("sgd_lr", "SGD", {"lr": 0.01}, {"lr": 0.002}),
+    _case("sgd_tensor_lr", "SGD", {"lr": TENSOR_LR}, {"lr": 0.01}),
+    _case("sgd_wd", "SGD", {"weight_decay": 0.5}, {"weight_decay": 0.0}),
+    _case("sgd_momentum", "SGD", {"lr": 0.01, "momentum": 0.9}, {"lr": 0.05}),
+    _case("sgd_wd_maximize", "SGD", {"lr": 0.01, "weight_decay": 0.1, "maximize": True}, {"maximize": False}),
+    _case("sgd_dampening", "SGD", {"lr": 0.01, "momentum": 0.9, "dampening": 0.5}, {"dampening": 0.0}),
+    _case("sgd_momentum_wd", "SGD", {"lr": 0.01, "momentum": 0.9, "weight_decay": 0.1}, {"weight_decay": 0.01}),
+    _case(
+        "sgd_nesterov_wd",
+        "SGD",
+        {"lr": 0.01, "momentum": 0.9, "nesterov": True, "weight_decay": 0.1},
+        {"momentum": 0.5},
+    ),
+    _case(
+        "sgd_momentum_wd_maximize",
+        "SGD",
+        {"lr": 0.01, "momentum": 0.9, "weight_decay": 0.1, "maximize": True},
+        {"lr": 0.03},
+    ),
+    # Group 0 keeps no state at all (momentum 0) next to a momentum group.
+    _case("sgd_mixed_momentum", "SGD", {"lr": 0.01, "momentum": 0.9}, {}, {"momentum": 0.0}),
+    # Adam: OptimizerInfo's CPU configs (default, lr, wd, wd+maximize,
+    # wd+amsgrad), then extra combinations.
+    _case("adam_default", "Adam", {}, {"lr": 0.01}),
+    _case("adam_lr", "Adam", {"lr": 0.01}, {"betas": (0.5, 0.9)}),
+    _case("adam_wd", "Adam", {"weight_decay": 0.1}, {"weight_decay": 0.0}),
+    _case("adam_wd_maximize", "Adam", {"weight_decay": 0.1, "maximize": True}, {"lr": 0.005}),
+    # Group 1 without amsgrad: max_exp_avg_sq exists for params 0-1 only.
+    _case("adam_wd_amsgrad", "Adam", {"weight_decay": 0.1, "amsgrad": True}, {"amsgrad": False}),
+    _case("adam_amsgrad_maximize", "Adam", {"lr": 0.01, "amsgrad": True, "maximize": True}, {"eps": 1e-3}),
+    # Group 1 falls back to L2 weight decay: same wd, different placement.
+    _case(
+        "adam_decoupled_wd",
+        "Adam",
+        {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True},
+        {"decoupled_weight_decay": False},
+    ),
+    _case("adam_betas_eps", "Adam", {"betas": (0.8, 0.99), "eps": 1e-6}, {"betas": (0.5, 0.9), "eps": 1e-4}),
+    # AdamW: the same OptimizerInfo configs as Adam, then extra combinations.
+    _case("adamw_default", "AdamW", {}, {"weight_decay": 0.1}),
+    _case("adamw_lr", "AdamW", {"lr": 0.01}, {"lr": 0.001}),
+    _case("adamw_wd", "AdamW", {"weight_decay": 0.1}, {"weight_decay": 0.0}),
+    _case("adamw_wd_maximize", "AdamW", {"weight_decay": 0.1, "maximize": True}, {"lr": 0.005}),
+    _case("adamw_wd_amsgrad", "AdamW", {"weight_decay": 0.1, "amsgrad": True}, {"lr": 0.01}),
+    _case("adamw_amsgrad", "AdamW", {"lr": 0.01, "amsgrad": True}, {"amsgrad": False}),
+    _case("adamw_maximize", "AdamW", {"lr": 0.01, "maximize": True}, {"maximize": False}),
+    _case("adamw_wd_lr", "AdamW", {"weight_decay": 0.1, "lr": 0.01}, {"lr": 0.05}),
+    # SparseAdam: OptimizerInfo's configs (default, lr, tensor lr, maximize),
+    # then betas/eps. eps=1e-3 in group 1 makes its eps placement visible.
+    _case("sparse_adam_default", "SparseAdam", {}, {"lr": 0.01}),
+    _case("sparse_adam_lr", "SparseAdam", {"lr": 0.01}, {"lr": 0.05}),
+    _case("sparse_adam_tensor_lr", "SparseAdam", {"lr": TENSOR_LR}, {"lr": 0.01}),
+    _case("sparse_adam_maximize", "SparseAdam", {"lr": 0.01, "maximize": True}, {"maximize": False}),
+    _case(
+        "sparse_adam_betas_eps",
+        "SparseAdam",
+        {"lr": 0.01, "betas": (0.8, 0.99), "eps": 1e-6},
+        {"betas": (0.5, 0.9), "eps": 1e-3},
+        none_grad=NONE_GRAD_LATE_EMPTY,
+    ),
+]
+
+CASES_BY_NAME: dict[str, OptimCase] = {case.name: case for case in CASES}

@@ -1,0 +1,153 @@
+"""Regenerate (or check) the torch.optim golden files for lucid's optimizer tests.
+
+Usage, from the repository root::
+
+    python tools/make_golden.py           # write tests/golden/optim/*.npz + MANIFEST.json
+    python tools/make_golden.py --check   # recompute in memory, exit 1 if anything differs
+
+Each case of ``tests/optim_cases.py`` is run through ``torch.optim`` once per
+dtype (float64 and float32) and stored as ``{case}.{dtype}.npz``. The files
+are ordinary ``.npz`` archives (``np.load`` reads them), written with fixed
+zip timestamps and sorted keys so that regenerating gives the same bytes.
+``--check`` compares array contents (dtype, shape and raw bytes, so NaNs
+and -0.0 count) rather than file bytes, since zlib builds may compress
+differently.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import platform
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from optim_cases import CASES, DTYPES, GOLDEN_DIR, golden_path  # noqa: E402
+from torch_reference import run_torch, torch_version  # noqa: E402
+
+MANIFEST = GOLDEN_DIR / "MANIFEST.json"
+# Any fixed date works; this is the earliest a zip header can hold.
+ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    """Serialise ``arrays`` as a compressed ``.npz`` archive, deterministically.
+
+    Parameters
+    ----------
+    arrays : dict of str to np.ndarray
+        Arrays to store; keys become member names (``key + ".npy"``).
+
+    Returns
+    -------
+    bytes
+        The archive. Unlike ``np.savez_compressed``, it carries no
+        wall-clock timestamps, and members are in sorted key order.
+    """
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for key in sorted(arrays):
+            member = io.BytesIO()
+            np.lib.format.write_array(member, np.ascontiguousarray(arrays[key]), allow_pickle=False)
+            info = zipfile.ZipInfo(f"{key}.npy", date_time=ZIP_EPOCH)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 3  # the zip default depends on the host OS
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, member.getvalue())
+    return buf.getvalue()
+
+
+def manifest() -> dict:
+    """Describe what produced the golden files (versions, cases, files)."""
+    import torch
+
+    return {
+        "generator": "tools/make_golden.py",
+        "torch": torch_version(),
+        "numpy": np.__version__,
+        # Recorded for diagnosis only: the numbers may depend on the SIMD path.
+        "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "python": platform.python_version(),
+        "cases": [
+            {"name": c.name, "optimizer": c.optimizer, "files": [golden_path(c, d).name for d in DTYPES]}
+            for c in CASES
+        ],
+    }
+
+
+def manifest_bytes(data: dict) -> bytes:
+    """Serialise the manifest as stable, diff-friendly JSON."""
+    return (json.dumps(data, indent=1, sort_keys=True) + "\n").encode()
+
+
+def generate() -> dict[Path, dict[str, np.ndarray]]:
+    """Run every case in every dtype; return the arrays keyed by golden path."""
+    return {golden_path(c, name): run_torch(c, dtype) for c in CASES for name, dtype in DTYPES.items()}
+
+
+def diff_arrays(path: Path, fresh: dict[str, np.ndarray]) -> list[str]:
+    """List the differences between the stored file at ``path`` and ``fresh``."""
+    if not path.exists():
+        return [f"{path.name}: missing"]
+    with np.load(path, allow_pickle=False) as data:
+        stored = {key: data[key] for key in data.files}
+    problems = [f"{path.name}: key sets differ: {sorted(set(stored) ^ set(fresh))}"] if set(stored) != set(fresh) else []
+    for key in sorted(set(stored) & set(fresh)):
+        a, b = stored[key], fresh[key]
+        if a.dtype != b.dtype or a.shape != b.shape or a.tobytes() != b.tobytes():
+            problems.append(f"{path.name}: {key} differs")
+    return problems
+
+
+def main(argv=None) -> int:
+    """Command line entry point; returns the process exit code."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="verify the stored files instead of writing them")
+    args = parser.parse_args(argv)
+
+    t0 = time.perf_counter()
+    fresh = generate()
+    meta = manifest()
+    elapsed = time.perf_counter() - t0
+    stale = sorted(set(GOLDEN_DIR.glob("*.npz")) - set(fresh)) if GOLDEN_DIR.exists() else []
+
+    if args.check:
+        problems = [msg for path, arrays in fresh.items() for msg in diff_arrays(path, arrays)]
+        problems += [f"{p.name}: not produced by any case" for p in stale]
+        if not MANIFEST.exists():
+            problems.append("MANIFEST.json: missing")
+        else:
+            stored = json.loads(MANIFEST.read_text())
+            if stored.get("cases") != meta["cases"]:
+                problems.append("MANIFEST.json: case list differs")
+            for tool in ("torch", "numpy"):
+                # Only a warning: the arrays above are what must not change.
+                if stored.get(tool) != meta[tool]:
+                    print(f"note: golden files made with {tool} {stored.get(tool)}, running {meta[tool]}")
+        for msg in problems:
+            print(msg)
+        status = "FAILED" if problems else "ok"
+        print(f"{status}: checked {len(fresh)} golden files of {len(CASES)} cases in {elapsed:.1f} s")
+        return 1 if problems else 0
+
+    GOLDEN_DIR.mkdir(parents=True, exist_ok=True)
+    for path in stale:
+        path.unlink()
+    for path, arrays in fresh.items():
+        path.write_bytes(npz_bytes(arrays))
+    MANIFEST.write_bytes(manifest_bytes(meta))
+    size = sum(p.stat().st_size for p in GOLDEN_DIR.iterdir())
+    print(f"wrote {len(fresh)} golden files of {len(CASES)} cases ({size / 1024:.0f} KiB) in {elapsed:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
