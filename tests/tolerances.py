@@ -1,0 +1,29 @@
+"""Every numeric tolerance the suite uses, in one place.
+
+float64 comparisons are as tight as the arithmetic allows; float32 ones cover float32
+rounding accumulated over a trajectory, not algorithmic differences.
+"""
+
+# parity with torch (golden files and live), per dtype: (rtol, atol)
+PARITY = {
+    "float64": (1e-12, 1e-14),
+    "float32": (1e-5, 1e-6),
+}
+
+# MLX (float32 by default) against NumPy for the same op
+BACKENDS = {
+    "float64": (1e-12, 1e-14),
+    "float32": (1e-5, 1e-6),
+}
+
+# central finite differences in float64 against autograd
+GRADCHECK = {"eps": 1e-6, "rtol": 1e-6, "atol": 1e-8}
+
+
+def close(actual, expected, dtype: str, table=PARITY):
+    """Assert two arrays agree within ``table[dtype]``, with a message naming the worst element."""
+    import numpy as np
+
+    rtol, atol = table[dtype]
+    actual, expected = np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
