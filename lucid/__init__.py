@@ -23,6 +23,8 @@ from ._ops.reduction import all, any, log_softmax, max, mean, min, sum
 from ._ops.shape import cat, flatten, permute, reshape, squeeze, stack, transpose, unsqueeze
 from ._tensor import Tensor
 
+from . import nn, optim  # noqa: E402 - after the core they build on, as torch.nn and torch.optim
+
 half, double, long = float16, float64, int64
 clip = clamp
 

@@ -1,0 +1,62 @@
+"""``optimizer.state``: the live per-parameter state, by flat index or by Parameter."""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+
+from .._tensor import Tensor
+
+
+class OptimizerState(MutableMapping):
+    """Per-parameter state dicts, reachable by flat parameter index and by the Parameter.
+
+    ``state[i]`` and ``state[p]`` name the same dict when ``p`` is the ``i``-th parameter
+    over all groups in order (the numbering ``state_dict()`` uses). Iteration yields the
+    indices of the parameters that have state; a parameter that has never stepped has none.
+    """
+
+    def __init__(self, optimizer):
+        self._optimizer = optimizer
+        self._by_param: dict[int, dict] = {}
+
+    def _param(self, key) -> Tensor:
+        if isinstance(key, Tensor):
+            return key
+        if isinstance(key, int) and not isinstance(key, bool):
+            params = self._optimizer._flat_params()
+            if not 0 <= key < len(params):
+                raise KeyError(key)
+            return params[key]
+        raise KeyError(key)
+
+    def __getitem__(self, key) -> dict:
+        return self._by_param[id(self._param(key))]
+
+    def __setitem__(self, key, value: dict) -> None:
+        if not isinstance(value, dict):
+            raise TypeError(f"a parameter's state must be a dict, got {type(value).__name__}")
+        self._by_param[id(self._param(key))] = value
+
+    def __delitem__(self, key) -> None:
+        del self._by_param[id(self._param(key))]
+
+    def __contains__(self, key) -> bool:
+        try:
+            return id(self._param(key)) in self._by_param
+        except KeyError:
+            return False
+
+    def __iter__(self):
+        for index, param in enumerate(self._optimizer._flat_params()):
+            if id(param) in self._by_param:
+                yield index
+
+    def __len__(self) -> int:
+        return len(self._by_param)
+
+    def for_param(self, param) -> dict | None:
+        """The state of ``param``, or None if it has none (no KeyError, no creation)."""
+        return self._by_param.get(id(param))
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(f"{i}: {self[i]!r}" for i in self) + "}"

@@ -1,0 +1,191 @@
+"""Adam and AdamW."""
+
+from __future__ import annotations
+
+import math
+
+from .. import _factory
+from . import _checks
+from ._shared import bias_corrections, weight_decay
+from .optimizer import Optimizer, scalar
+
+
+class Adam(Optimizer):
+    r"""Adam (Kingma & Ba, 2015), with AMSGrad and decoupled weight decay, as torch.optim.Adam.
+
+    .. math::
+
+        \begin{aligned}
+        g_t &\leftarrow \nabla_\theta f_t(\theta_{t-1})
+            &&\text{(negated if maximize)} \\
+        g_t &\leftarrow g_t + \lambda\theta_{t-1}
+            \quad\text{or, decoupled,}\quad \theta_{t-1} \leftarrow \theta_{t-1}(1 - \gamma\lambda) \\
+        m_t &\leftarrow \beta_1 m_{t-1} + (1 - \beta_1) g_t \\
+        v_t &\leftarrow \beta_2 v_{t-1} + (1 - \beta_2) g_t^2 \\
+        \hat v_t &\leftarrow \max(\hat v_{t-1}, v_t) \text{ if amsgrad, else } v_t \\
+        \theta_t &\leftarrow \theta_{t-1} - \frac{\gamma}{1 - \beta_1^t}
+            \cdot \frac{m_t}{\sqrt{\hat v_t} / \sqrt{1 - \beta_2^t} + \epsilon}
+        \end{aligned}
+
+    Parameters
+    ----------
+    params : iterable of Parameter or iterable of dict
+        Parameters to optimise, or a list of parameter-group dicts.
+    lr : float or Tensor, default 1e-3
+        Learning rate :math:`\gamma`.
+    betas : tuple of float, default (0.9, 0.999)
+        Coefficients :math:`(\beta_1, \beta_2)` of the moment estimates.
+    eps : float, default 1e-8
+        Term :math:`\epsilon` added to the denominator.
+    weight_decay : float, default 0
+        Weight decay :math:`\lambda`: an L2 penalty, or decoupled (AdamW) if
+        ``decoupled_weight_decay``.
+    amsgrad : bool, default False
+        Divide by the running maximum of :math:`v_t` (Reddi et al., 2018).
+    maximize : bool, default False
+        Maximise the objective instead of minimising it.
+    decoupled_weight_decay : bool, default False
+        Decay the weights directly, as AdamW does, instead of adding to the gradient.
+    foreach, fused, capturable : optional
+        Accepted for torch compatibility and stored in the groups; lucid runs one
+        implementation whatever they say.
+    differentiable : bool, default False
+        ``True`` raises NotImplementedError: steps are not recorded by autograd.
+
+    Attributes
+    ----------
+    param_groups : list of dict
+        Groups with keys "params", "lr", "betas", "eps", "weight_decay", "amsgrad",
+        "maximize", "foreach", "capturable", "differentiable", "fused" and
+        "decoupled_weight_decay".
+    defaults : dict
+        Default hyperparameter values.
+    state : dict
+        By flat parameter index: "step" (int), "exp_avg" and "exp_avg_sq" (tensors shaped
+        like the parameter), and "max_exp_avg_sq" with amsgrad.
+
+    Notes
+    -----
+    The arithmetic is torch's, in torch's order (``lerp_`` for the first moment, the bias
+    correction of the second moment inside the denominator), so trajectories agree with
+    torch to float64 rounding. ``step`` is a Python int where torch keeps a float32
+    tensor; the numbers are the same. The state follows its parameter through
+    ``module.to()``, ``.double()`` and ``.half()`` between steps.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn, optim
+    >>> w = nn.Parameter(lucid.tensor([1.0, -2.0]))
+    >>> optimizer = optim.Adam([w], lr=0.1)
+    >>> (w * w).sum().backward()
+    >>> optimizer.step()
+    >>> w
+    Parameter containing:
+    tensor([ 0.9, -1.9], requires_grad=True)
+    >>> sorted(optimizer.state[0])
+    ['exp_avg', 'exp_avg_sq', 'step']
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
+        _checks.implementation_flags(foreach, fused, differentiable)
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                        maximize=maximize, foreach=foreach, capturable=capturable,
+                        differentiable=differentiable, fused=fused,
+                        decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def _check_hyperparameters(self, group):
+        _checks.learning_rate(group["lr"])
+        _checks.epsilon(group["eps"])
+        _checks.betas(group["betas"])
+        _checks.non_negative("weight_decay", group["weight_decay"])
+
+    def init_state(self, param, group):
+        state = {"step": 0, "exp_avg": _factory.zeros_like(param), "exp_avg_sq": _factory.zeros_like(param)}
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = _factory.zeros_like(param)
+        return state
+
+    def update(self, param, grad, state, group):
+        lr, (beta1, beta2), eps = scalar(group["lr"]), group["betas"], group["eps"]
+        state["step"] += 1
+        grad = weight_decay(param, grad, lr, group["weight_decay"], group["decoupled_weight_decay"])
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        bias_correction1, bias_correction2 = bias_corrections((beta1, beta2), state["step"])
+        second_moment = exp_avg_sq
+        if group["amsgrad"]:
+            second_moment = state["max_exp_avg_sq"].maximum_(exp_avg_sq)
+        denom = (second_moment.sqrt() / math.sqrt(bias_correction2)).add_(eps)
+        param.addcdiv_(exp_avg, denom, value=-lr / bias_correction1)
+
+
+class AdamW(Adam):
+    r"""Adam with decoupled weight decay (Loshchilov & Hutter, 2019), as torch.optim.AdamW.
+
+    The update is :class:`Adam`'s with ``decoupled_weight_decay=True``: before the moments
+    are updated, the parameters shrink by :math:`1 - \gamma\lambda`, and the gradient is
+    left alone.
+
+    Parameters
+    ----------
+    params : iterable of Parameter or iterable of dict
+        Parameters to optimise, or a list of parameter-group dicts.
+    lr : float or Tensor, default 1e-3
+        Learning rate :math:`\gamma`.
+    betas : tuple of float, default (0.9, 0.999)
+        Coefficients of the moment estimates.
+    eps : float, default 1e-8
+        Term added to the denominator.
+    weight_decay : float, default 1e-2
+        Decoupled weight decay :math:`\lambda`.
+    amsgrad : bool, default False
+        Use the running maximum of the second moment.
+    maximize : bool, default False
+        Maximise the objective instead of minimising it.
+    foreach, fused, capturable : optional
+        Accepted for torch compatibility; lucid runs one implementation.
+    differentiable : bool, default False
+        ``True`` raises NotImplementedError.
+
+    Attributes
+    ----------
+    param_groups : list of dict
+        As :class:`Adam`'s, with "decoupled_weight_decay" always True.
+    defaults : dict
+        Default hyperparameter values.
+    state : dict
+        As :class:`Adam`'s: "step", "exp_avg", "exp_avg_sq" (and "max_exp_avg_sq").
+
+    Notes
+    -----
+    As in torch 2.13, AdamW is Adam with the flag set; a loaded state dict cannot turn it
+    off. The state follows its parameter through ``module.to()``, ``.double()`` and
+    ``.half()`` between steps.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn, optim
+    >>> w = nn.Parameter(lucid.tensor([1.0, -2.0]))
+    >>> optimizer = optim.AdamW([w], lr=0.1, weight_decay=0.5)
+    >>> (w * 0).sum().backward()   # a zero gradient: only the decay moves w
+    >>> optimizer.step()
+    >>> w
+    Parameter containing:
+    tensor([ 0.95, -1.9 ], requires_grad=True)
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
+                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                         foreach=foreach, maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused, decoupled_weight_decay=True)
+
+    def _check_hyperparameters(self, group):
+        super()._check_hyperparameters(group)
+        group["decoupled_weight_decay"] = True

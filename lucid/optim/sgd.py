@@ -1,0 +1,105 @@
+"""Stochastic gradient descent, with momentum, dampening and Nesterov momentum."""
+
+from __future__ import annotations
+
+from . import _checks
+from ._shared import weight_decay
+from .optimizer import Optimizer, scalar
+
+
+class SGD(Optimizer):
+    r"""Stochastic gradient descent (optionally with momentum), as torch.optim.SGD.
+
+    .. math::
+
+        \begin{aligned}
+        g_t &\leftarrow \nabla_\theta f_t(\theta_{t-1}) + \lambda \theta_{t-1}
+            &&\text{(negated first if maximize)} \\
+        b_t &\leftarrow \begin{cases} g_t & t = 1 \\ \mu b_{t-1} + (1 - \tau) g_t & t > 1 \end{cases} \\
+        g_t &\leftarrow g_t + \mu b_t \text{ if nesterov, else } b_t
+            &&\text{(when } \mu \neq 0\text{)} \\
+        \theta_t &\leftarrow \theta_{t-1} - \gamma g_t
+        \end{aligned}
+
+    Parameters
+    ----------
+    params : iterable of Parameter or iterable of dict
+        Parameters to optimise, or a list of parameter-group dicts.
+    lr : float or Tensor, default 1e-3
+        Learning rate :math:`\gamma`.
+    momentum : float, default 0
+        Momentum factor :math:`\mu`.
+    dampening : float, default 0
+        Dampening :math:`\tau` for momentum (not applied on the first step, as in torch).
+    weight_decay : float, default 0
+        L2 penalty :math:`\lambda`.
+    nesterov : bool, default False
+        Use Nesterov momentum (needs ``momentum > 0`` and ``dampening == 0``).
+    maximize : bool, default False
+        Maximise the objective instead of minimising it.
+    foreach, fused : bool, optional
+        Accepted for torch compatibility and stored in the groups; lucid runs one
+        implementation whatever they say.
+    differentiable : bool, default False
+        ``True`` raises NotImplementedError: steps are not recorded by autograd.
+
+    Attributes
+    ----------
+    param_groups : list of dict
+        Groups with keys "params", "lr", "momentum", "dampening", "weight_decay", "nesterov",
+        "maximize", "foreach", "differentiable" and "fused".
+    defaults : dict
+        Default hyperparameter values.
+    state : dict
+        By flat parameter index: "momentum_buffer" (a tensor shaped like the parameter) when
+        momentum is nonzero; nothing otherwise, as in torch.
+
+    Notes
+    -----
+    The first momentum step sets the buffer to the gradient itself, without dampening,
+    exactly as torch does. The state follows its parameter through ``module.to()``,
+    ``.double()`` and ``.half()`` between steps. Sparse gradients arrive with
+    ``Embedding(sparse=True)`` in a later release.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn, optim
+    >>> w = nn.Parameter(lucid.tensor([1.0, -1.0]))
+    >>> optimizer = optim.SGD([w], lr=0.1, momentum=0.9)
+    >>> for _ in range(2):
+    ...     optimizer.zero_grad()
+    ...     loss = (w * w).sum()
+    ...     loss.backward()
+    ...     optimizer.step()
+    >>> w
+    Parameter containing:
+    tensor([ 0.46, -0.46], requires_grad=True)
+    """
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+                 maximize=False, foreach=None, differentiable=False, fused=None):
+        _checks.implementation_flags(foreach, fused, differentiable)
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                        nesterov=nesterov, maximize=maximize, foreach=foreach,
+                        differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+
+    def _check_hyperparameters(self, group):
+        _checks.learning_rate(group["lr"])
+        _checks.non_negative("momentum", group["momentum"])
+        _checks.non_negative("weight_decay", group["weight_decay"])
+        if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+
+    def update(self, param, grad, state, group):
+        lr, momentum = scalar(group["lr"]), group["momentum"]
+        grad = weight_decay(param, grad, lr, group["weight_decay"])
+        if momentum != 0:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = grad.detach().clone()
+            else:
+                buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
+            grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
+        param.add_(grad, alpha=-lr)

@@ -1,0 +1,165 @@
+"""SparseAdam: lazy Adam that touches only the rows a gradient touches."""
+
+from __future__ import annotations
+
+import math
+
+from .. import _dtype, _factory
+from .._tensor import Tensor
+from . import _checks
+from .optimizer import Optimizer
+
+
+def touched_rows(grad: Tensor) -> Tensor:
+    """The indices of the rows (slices along dim 0) of a dense ``grad`` that hold a nonzero value."""
+    rows = grad.reshape(grad.shape[0] if grad.ndim else 1, -1)
+    mask = (rows != 0).any(dim=1)
+    backend = grad._backend
+    return Tensor._make(backend.asarray(backend.nonzero(mask._data), _dtype.int64), backend)
+
+
+class SparseAdam(Optimizer):
+    r"""Lazy Adam for gradients that touch a few rows of a parameter.
+
+    The variant of Adam meant for embedding tables: each step updates the moments and the
+    values of only the rows the gradient touches — a row being a slice along the first
+    dimension. A row absent from a batch keeps its moments and its value; it does not keep
+    moving on its old momentum the way it would under :class:`lucid.optim.Adam`.
+
+    For each touched row, with the parameter's step count :math:`t` (one count per
+    parameter, advanced by every step in which it has a gradient):
+
+    .. math::
+
+        \begin{aligned}
+        m &\leftarrow m + (1 - \beta_1)(g - m) \\
+        v &\leftarrow v + (1 - \beta_2)(g^2 - v) \\
+        \theta &\leftarrow \theta - \frac{\alpha \sqrt{1 - \beta_2^t}}{1 - \beta_1^t}
+            \cdot \frac{m}{\sqrt{v} + \epsilon}
+        \end{aligned}
+
+    Parameters
+    ----------
+    params : iterable of Parameter or iterable of dict
+        Parameters to optimise, or a list of parameter-group dicts.
+    lr : float, default 0.001
+        Learning rate :math:`\alpha` (default: 1e-3).
+    betas : tuple of float, default (0.9, 0.999)
+        Coefficients :math:`(\beta_1, \beta_2)` for the first- and second-moment estimates
+        (default: (0.9, 0.999)).
+    eps : float, default 1e-08
+        Term :math:`\epsilon` for numerical stability (default: 1e-8).
+    maximize : bool, default False
+        If True, maximise the objective with respect to params by negating the gradient on
+        the touched rows before updating the moments and parameter values (default: False).
+
+    Attributes
+    ----------
+    param_groups : list of dict
+        Parameter groups with keys "params", "lr", "betas", "eps", and "maximize".
+    defaults : dict
+        Default hyperparameter values.
+    state : dict
+        The live state of each parameter that has stepped, by flat parameter index: "step"
+        (int), "exp_avg" and "exp_avg_sq" (tensors shaped like the parameter). It is what
+        state_dict saves and load_state_dict restores.
+
+    Notes
+    -----
+    Lucid's gradients are dense — ``nn.Embedding(sparse=True)`` is not supported — so a row
+    counts as touched when its gradient holds a nonzero value. The reference framework
+    takes only a sparse gradient and updates every row it lists, so the two differ for a
+    row that was looked up but whose gradient is exactly zero: the reference decays its
+    moments, Lucid leaves it alone. Within a touched row every element is updated, zero or
+    not, as the reference's embedding gradient lists whole rows.
+
+    A parameter whose gradient is None is skipped and its step count does not advance; one
+    whose gradient is all zero advances its count and changes nothing else, as in the
+    reference.
+
+    The moments follow their parameter through a conversion (``module.to()``,
+    ``.double()``, ``.half()``) between steps.
+
+    With a Tensor ``lr``, the step size is computed in the tensor's dtype, as torch does
+    (so a float32 ``lr`` rounds the step size to float32 even for float64 parameters).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn as nn
+    >>> import lucid.optim as optim
+    >>> embedding = nn.Embedding(4, 2)
+    >>> optimizer = optim.SparseAdam(embedding.parameters(), lr=0.1)
+    >>> before = embedding.weight.detach().clone()
+    >>> embedding(lucid.tensor([0, 2])).sum().backward()
+    >>> optimizer.step()
+    >>> (embedding.weight != before).any(dim=1).tolist()
+    [True, False, True, False]
+    >>> optimizer.state[0]["step"]
+    1
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
+        """Initialise the SparseAdam. See the class docstring for parameter semantics."""
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, maximize=maximize))
+
+    def _check_hyperparameters(self, group):
+        _checks.learning_rate(group["lr"], strict=True)
+        _checks.epsilon(group["eps"], strict=True)
+        _checks.betas(group["betas"])
+
+    def step(self, closure=None):
+        """Perform a single SparseAdam optimisation step.
+
+        Each parameter with a gradient advances its step count and updates the rows its
+        gradient touches (see the class notes); parameters whose gradient is None are skipped.
+
+        Parameters
+        ----------
+        closure : callable, default None
+            A closure that re-evaluates the model and returns the loss. If provided, it is
+            called before the parameter updates.
+
+        Returns
+        -------
+        Tensor or None
+            The loss returned by closure, or None if no closure was provided.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> import lucid.nn as nn
+        >>> import lucid.optim as optim
+        >>> embedding = nn.Embedding(100, 8)
+        >>> optimizer = optim.SparseAdam(embedding.parameters(), lr=1e-3)
+        >>> optimizer.zero_grad()
+        >>> loss = embedding(lucid.tensor([[3, 17, 3]])).sum()
+        >>> loss.backward()
+        >>> optimizer.step()
+        """
+        return super().step(closure)
+
+    def init_state(self, param, group):
+        return {"step": 0, "exp_avg": _factory.zeros_like(param), "exp_avg_sq": _factory.zeros_like(param)}
+
+    def update(self, param, grad, state, group):
+        state["step"] += 1
+        rows = touched_rows(grad)
+        if rows.numel() == 0:
+            return
+        self.update_rows(param, rows, grad[rows], state, group)
+
+    def update_rows(self, param, rows, grad, state, group):
+        """The rule on the rows ``rows`` of ``param``, whose gradient rows are ``grad`` (unique rows)."""
+        lr, (beta1, beta2), eps, step = group["lr"], group["betas"], group["eps"], state["step"]
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        old_exp_avg, old_exp_avg_sq = exp_avg[rows], exp_avg_sq[rows]
+        exp_avg_update = (grad - old_exp_avg) * (1 - beta1)
+        exp_avg_sq_update = (grad * grad - old_exp_avg_sq) * (1 - beta2)
+        exp_avg[rows] = old_exp_avg + exp_avg_update
+        exp_avg_sq[rows] = old_exp_avg_sq + exp_avg_sq_update
+        numer = exp_avg_update + old_exp_avg
+        denom = (exp_avg_sq_update + old_exp_avg_sq).sqrt() + eps
+        # torch keeps lr's type here: a Tensor lr computes the step size in its dtype
+        step_size = lr * math.sqrt(1 - beta2**step) / (1 - beta1**step)
+        param[rows] = param[rows] + (-step_size) * (numer / denom)
