@@ -11,9 +11,10 @@ Conventions
 * Parameters are numbered by a flat index over all groups, in group order
   (the same order as torch's ``state_dict`` ids).
 * Steps are 1-based: step ``t`` is the ``t``-th call to ``optimizer.step()``.
-* A hyperparameter given as a 0-d ``np.ndarray`` (e.g. ``lr=np.float32(1e-3)``
-  wrapped in an array) stands for a *Tensor* hyperparameter: torch receives
-  ``torch.from_numpy(value)``, i.e. ``torch.tensor(0.001)`` which is float32.
+* A hyperparameter given as a 0-d ``np.ndarray`` (e.g.
+  ``lr=np.array(0.001, dtype=np.float32)``) stands for a *Tensor*
+  hyperparameter: torch receives ``torch.from_numpy(value)``, which equals
+  ``torch.tensor(0.001)`` (float32).
   These mirror the "tensor lr" configs of torch's own ``OptimizerInfo``.
 * Golden files live in ``tests/golden/optim/{case.name}.{dtype}.npz`` and hold
   ``p{i}`` (``steps + 1`` snapshots of param ``i``, index 0 = initial),
@@ -301,5 +302,15 @@ CASES: list[OptimCase] = [
         none_grad=NONE_GRAD_LATE_EMPTY,
     ),
 ]
+
+# --- the optimizer family, part A (Adadelta, Adagrad, Adamax, ASGD, NAdam, RAdam, RMSprop, Rprop)
+FAMILY_A_CASES: list[OptimCase] = []
+# --- end of part A
+
+# --- the optimizer family, part B (Adafactor, Muon, Lion; LBFGS has its own closure cases)
+FAMILY_B_CASES: list[OptimCase] = []
+# --- end of part B
+
+CASES += FAMILY_A_CASES + FAMILY_B_CASES
 
 CASES_BY_NAME: dict[str, OptimCase] = {case.name: case for case in CASES}
