@@ -1,0 +1,577 @@
+"""Functions behind the layers: ``linear``, ``embedding``, activations and losses.
+
+Import it as ``import lucid.nn.functional as F``. Every function takes and returns
+:class:`lucid.Tensor` objects and follows the torch function of the same name: arguments,
+defaults, the numbers it computes and the errors it raises.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import lucid
+
+from .._autograd import record
+from .._tensor import Tensor
+
+__all__ = ["linear", "relu", "embedding", "log_softmax", "mse_loss", "nll_loss", "cross_entropy"]
+
+_INPLACE_REASON = (
+    "inplace=True is not supported: lucid does not record in-place operations in the autograd graph; "
+    "use inplace=False"
+)
+_SPARSE_REASON = (
+    "sparse=True is not supported yet: it needs sparse gradients, which lucid does not have (a separate "
+    "issue; they will arrive with SparseAdam). Use sparse=False, which gives the weight a dense gradient."
+)
+_TORCH_TYPE = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long",
+               "bool": "Bool"}
+
+
+def _require_tensor(value, name: str, fn: str, position: int) -> None:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}")
+
+
+def _same_device(*tensors) -> None:
+    devices = {t.device for t in tensors if t is not None}
+    if len(devices) > 1:
+        raise RuntimeError(
+            "Expected all tensors to be on the same device, but found at least two devices, "
+            + " and ".join(sorted(devices)) + "!"
+        )
+
+
+def _check_reduction(reduction: str) -> None:
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _reduce(losses, reduction):
+    if reduction == "mean":
+        return losses.mean()
+    if reduction == "sum":
+        return losses.sum()
+    return losses
+
+
+# --- layers --------------------------------------------------------------------------------
+def linear(input, weight, bias=None):
+    """The affine map ``input @ weight.T + bias``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Shape ``(*, in_features)``.
+    weight : Tensor
+        Shape ``(out_features, in_features)``.
+    bias : Tensor, optional
+        Shape ``(out_features,)``.
+
+    Returns
+    -------
+    Tensor
+        Shape ``(*, out_features)``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> x = lucid.tensor([[1.0, 2.0]])
+    >>> w = lucid.tensor([[1.0, 0.0], [1.0, 1.0], [0.0, -1.0]])
+    >>> F.linear(x, w, lucid.tensor([0.0, 0.5, 1.0]))
+    tensor([[ 1. ,  3.5, -1. ]])
+    >>> F.linear(x, lucid.ones(3, 3))
+    Traceback (most recent call last):
+    ...
+    RuntimeError: mat1 and mat2 shapes cannot be multiplied (1x2 and 3x3)
+    """
+    _require_tensor(input, "input", "linear", 1)
+    _require_tensor(weight, "weight", "linear", 2)
+    if weight.ndim not in (1, 2):
+        raise RuntimeError(f"linear(): weight must be 1-D or 2-D, got {weight.ndim}-D")
+    out = lucid.matmul(input, weight.T if weight.ndim == 2 else weight)
+    if bias is not None:
+        _require_tensor(bias, "bias", "linear", 3)
+        if bias.shape != out.shape[-1:] and bias.numel() != 1:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({out.shape[-1] if out.ndim else 1}) must match the existing "
+                f"size ({bias.shape[-1] if bias.ndim else 1}) at non-singleton dimension {max(out.ndim - 1, 0)}. "
+                f"Target sizes: {list(out.shape)}.  Tensor sizes: {list(bias.shape)}"
+            )
+        out = out + bias
+    return out
+
+
+def relu(input, inplace: bool = False):
+    """``max(input, 0)`` elementwise; the gradient is 0 where ``input <= 0``.
+
+    Parameters
+    ----------
+    input : Tensor
+    inplace : bool, default False
+        True raises ``NotImplementedError``: lucid does not record in-place ops.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> F.relu(lucid.tensor([-2.0, 0.0, 3.0]))
+    tensor([0., 0., 3.])
+    """
+    if inplace:
+        raise NotImplementedError(_INPLACE_REASON)
+    return lucid.relu(input)
+
+
+def _validate_padding_idx(padding_idx, num_embeddings: int):
+    """torch's normalisation: a negative index counts from the end; out of range is an AssertionError."""
+    if padding_idx is None:
+        return None
+    if padding_idx > 0 and padding_idx >= num_embeddings:
+        raise AssertionError("Padding_idx must be within num_embeddings")
+    if padding_idx < 0:
+        if padding_idx < -num_embeddings:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx = num_embeddings + padding_idx
+    return int(padding_idx)
+
+
+def _check_indices(input, weight) -> None:
+    """``input`` must be an int32/int64 tensor on ``weight``'s device with values in [0, rows)."""
+    _require_tensor(input, "input", "embedding", 1)
+    _require_tensor(weight, "weight", "embedding", 2)
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if input.dtype not in (lucid.int64, lucid.int32):
+        raise TypeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
+            f"but got {input.dtype} instead (while checking arguments for embedding)"
+        )
+    _same_device(input, weight)
+    rows = weight.shape[0]
+    if input.numel() and bool(((input < 0) | (input >= rows)).any()):  # one host sync
+        low, high = lucid.min(input).item(), lucid.max(input).item()
+        raise IndexError(
+            f"index out of range in self: index {low if low < 0 else high} is out of range for an "
+            f"embedding of {rows} rows"
+        )
+
+
+def _gather_rows(weight, flat_indices):
+    """``weight[flat_indices]`` (already validated), one vectorised gather and no graph."""
+    return weight._like(weight._backend.getitem(weight._data, (flat_indices._data,)))
+
+
+def _row_norms(rows, norm_type: float):
+    """The ``norm_type``-norm of each row of ``rows``, kept as a column (torch's ``Tensor.norm(p)``)."""
+    p = float(norm_type)
+    magnitude = rows.abs()
+    if p == float("inf"):
+        return lucid.max(magnitude, dim=-1, keepdim=True).values
+    if p == float("-inf"):
+        return lucid.min(magnitude, dim=-1, keepdim=True).values
+    if p == 0:
+        return (magnitude != 0).to(rows.dtype).sum(dim=-1, keepdim=True)
+    if p == 1:
+        return magnitude.sum(dim=-1, keepdim=True)
+    if p == 2:
+        return (rows * rows).sum(dim=-1, keepdim=True).sqrt()
+    return (magnitude ** p).sum(dim=-1, keepdim=True) ** (1.0 / p)
+
+
+def _renorm_rows_(weight, flat_indices, max_norm: float, norm_type: float) -> None:
+    """torch's ``embedding_renorm_``: scale, in place, each looked-up row whose norm exceeds ``max_norm``.
+
+    A row's scale is ``max_norm / (norm + 1e-7)``. Rows not named by ``flat_indices`` are not
+    touched; named rows within the limit are written back unchanged.
+    """
+    with lucid.no_grad():
+        rows = _gather_rows(weight, flat_indices)
+        norms = _row_norms(rows, norm_type)
+        scaled = rows * (max_norm / (norms + 1e-7))
+        weight[flat_indices] = lucid.where(norms > max_norm, scaled, rows)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    """Look up rows of ``weight``: ``out[..., :] = weight[input[...], :]``.
+
+    The lookup is one vectorised gather; its backward one scatter-add of the output gradient
+    into a zero ``weight``-shaped gradient, so an index that appears twice gets both
+    contributions.
+
+    Parameters
+    ----------
+    input : Tensor
+        Indices, an ``int64`` or ``int32`` tensor of any shape with values in
+        ``[0, weight.shape[0])``; it is never modified.
+    weight : Tensor
+        The table, shape ``(num_embeddings, embedding_dim)``.
+    padding_idx : int, optional
+        A row that gets no gradient (its entries of the gradient are zero). Negative values
+        count from the end. The forward returns the stored row unchanged, as torch does.
+    max_norm : float, optional
+        Before the lookup, each row named in ``input`` whose ``norm_type``-norm exceeds
+        ``max_norm`` is rescaled in place (under :class:`lucid.no_grad`) to norm ``max_norm``:
+        ``row *= max_norm / (norm + 1e-7)``. Other rows are not touched. This writes into
+        ``weight`` and bumps its version.
+    norm_type : float, default 2.0
+        The ``p`` of the norm for ``max_norm`` (``inf`` allowed).
+    scale_grad_by_freq : bool, default False
+        Divide the gradient of each row by the number of times it appears in ``input``.
+    sparse : bool, default False
+        True would give ``weight`` a sparse gradient. Sparse gradients are a separate piece of
+        work (they come with SparseAdam); until then True raises ``NotImplementedError``
+        rather than silently giving a dense gradient.
+
+    Returns
+    -------
+    Tensor
+        Shape ``input.shape + (embedding_dim,)``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not an integer tensor.
+    IndexError
+        If an index is negative or ``>= num_embeddings``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> weight = lucid.tensor([[0.0, 0.0], [1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> idx = lucid.tensor([[1, 2], [2, 0]])
+    >>> out = F.embedding(idx, weight, padding_idx=0)
+    >>> out.shape
+    (2, 2, 2)
+    >>> out.sum().backward()
+    >>> weight.grad
+    tensor([[0., 0.],
+            [1., 1.],
+            [2., 2.]])
+    >>> F.embedding(lucid.tensor([3]), weight)
+    Traceback (most recent call last):
+    ...
+    IndexError: index out of range in self: index 3 is out of range for an embedding of 3 rows
+    """
+    if sparse:
+        raise NotImplementedError(_SPARSE_REASON)
+    _check_indices(input, weight)
+    rows, dim = weight.shape
+    padding_idx = _validate_padding_idx(padding_idx, rows)
+    flat = input.reshape(-1)
+    if max_norm is not None:
+        _renorm_rows_(weight, flat, max_norm, norm_type)
+    backend, dtype = weight._backend, weight.dtype
+    index = flat._data
+    out = weight._like(backend.reshape(backend.getitem(weight._data, (index,)), input.shape + (dim,)))
+
+    def backward(grad):
+        grad = backend.reshape(grad, (-1, dim))
+        if padding_idx is not None:
+            is_pad = backend.expand_dims(backend.compare("equal", index, padding_idx), 1)
+            grad = backend.where(is_pad, backend.xp.zeros_like(grad), grad)
+        if scale_grad_by_freq:
+            ones = backend.ones(backend.shape(index), dtype)
+            counts = backend.scatter_add((rows,), dtype, (index,), ones)  # how often each row is named
+            # torch scales by the reciprocal of the count
+            scale = backend.divide(backend.ones((1,), dtype), backend.getitem(counts, (index,)))
+            grad = backend.multiply(grad, backend.expand_dims(scale, 1))
+        return (backend.scatter_add((rows, dim), dtype, (index,), grad),)
+
+    # the indices are saved: changing them in place before backward is an error, as in torch
+    return record(out, "EmbeddingBackward", (weight,), backward, saved=(input,))
+
+
+# --- losses ----------------------------------------------------------------------------------
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``input - logsumexp(input, dim)``: the log of the softmax along ``dim``, computed stably.
+
+    Parameters
+    ----------
+    input : Tensor
+    dim : int
+        The dimension to normalise. Omitting it is deprecated (as in torch): dimension 0 is used
+        for 0-, 1- and 3-D inputs, 1 otherwise, with a warning.
+    dtype : lucid.dtype, optional
+        Cast the input to this dtype first.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> out = F.log_softmax(lucid.tensor([[0.0, 0.0], [1.0, 1.0]]), dim=1)
+    >>> bool(((out.exp().sum(dim=1) - 1).abs() < 1e-6).all())
+    True
+    """
+    _require_tensor(input, "input", "log_softmax", 1)
+    if dim is None:
+        warnings.warn(
+            "Implicit dimension choice for log_softmax has been deprecated. Change the call to include dim=X "
+            "as an argument.",
+            stacklevel=_stacklevel,
+        )
+        dim = 0 if input.ndim in (0, 1, 3) else 1
+    if dtype is not None:
+        input = input.to(dtype)
+    return lucid.log_softmax(input, dim)
+
+
+def mse_loss(input, target, reduction="mean"):
+    """The mean (or sum, or each) of the squared differences ``(input - target) ** 2``.
+
+    Parameters
+    ----------
+    input, target : Tensor
+        Of the same shape; other broadcastable shapes are used with a warning, as torch does.
+    reduction : {"mean", "sum", "none"}, default "mean"
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> F.mse_loss(lucid.tensor([1.0, 2.0]), lucid.tensor([1.0, 4.0]))
+    tensor(2.)
+    >>> F.mse_loss(lucid.tensor([1.0, 2.0]), lucid.tensor([1.0, 4.0]), reduction="none")
+    tensor([0., 4.])
+    """
+    _require_tensor(input, "input", "mse_loss", 1)
+    _require_tensor(target, "target", "mse_loss", 2)
+    _check_reduction(reduction)
+    if input.shape != target.shape:
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
+            stacklevel=2,
+        )
+    diff = input - target
+    return _reduce(diff * diff, reduction)
+
+
+def _class_weight(weight, input, classes: int):
+    if weight is None:
+        return None
+    _require_tensor(weight, "weight", "nll_loss", 3)
+    if weight.ndim != 1 or weight.numel() != classes:
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {classes} classes or no classes but got weight "
+            f"tensor of shape: {list(weight.shape)}"
+        )
+    if weight.dtype is not input.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_TORCH_TYPE[input.dtype.name]} but found {_TORCH_TYPE[weight.dtype.name]}"
+        )
+    _same_device(input, weight)
+    return weight.detach()  # as in torch, the class weights get no gradient
+
+
+def _check_class_target(input, target) -> None:
+    """torch's shape rules for class-index targets, with its messages."""
+    _require_tensor(target, "target", "nll_loss", 2)
+    if target.dtype is not lucid.int64:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_TORCH_TYPE[target.dtype.name]}")
+    _same_device(input, target)
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    if input.ndim != 1 and (target.ndim == 0 or input.shape[0] != target.shape[0]):
+        got = target.shape[0] if target.ndim else 1
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({got}).")
+    if input.ndim <= 2:
+        if target.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if input.ndim == 1 and target.ndim == 1 and target.shape[0] != input.shape[0]:
+            raise RuntimeError(f"size mismatch (got input: {list(input.shape)}, target: {list(target.shape)})")
+    elif target.shape[1:] != input.shape[2:]:
+        expected = [input.shape[0]] + list(input.shape[2:])
+        raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
+
+
+def _picked_losses(input, target, weight, ignore_index):
+    """Per-element ``-w[y] * input[y]`` (0 where ignored) and the per-element weights, both target-shaped.
+
+    ``input`` is ``(C,)`` with a 0-D target, or ``(N, C, d1, ...)`` with a ``(N, d1, ...)`` one.
+    """
+    classes = input.shape[1] if input.ndim > 1 else input.shape[0]
+    if input.ndim == 1:
+        scores = input.reshape(1, classes)
+    elif input.ndim == 2:
+        scores = input
+    else:  # move the class dimension last: (N, d1, ..., C)
+        scores = input.permute(0, *range(2, input.ndim), 1).reshape(-1, classes)
+    labels = target.reshape(-1)
+    ignored = labels == ignore_index
+    outside = (labels < 0) | (labels >= classes)
+    if labels.numel() and bool((outside & ~ignored).any()):  # one host sync
+        bad = lucid.where(ignored, 0, labels)
+        low, high = lucid.min(bad).item(), lucid.max(bad).item()
+        raise IndexError(f"Target {low if low < 0 else high} is out of bounds.")
+    safe = lucid.where(ignored, 0, labels)
+    picked = scores[lucid.arange(labels.numel(), device=labels.device), safe]
+    if weight is None:
+        weights = lucid.where(ignored, 0.0, lucid.ones(labels.shape, dtype=input.dtype, device=input.device))
+    else:
+        weights = lucid.where(ignored, 0.0, weight[safe])
+    losses = lucid.where(ignored, 0.0, -picked * weights)
+    return losses.reshape(target.shape), weights.reshape(target.shape)
+
+
+def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+    """The negative log likelihood loss: ``-w[y_i] * input[i, y_i]`` for log-probabilities ``input``.
+
+    With ``reduction="mean"`` this is torch's *weighted* mean,
+    ``sum_i w[y_i] * -input[i, y_i] / sum_i w[y_i]`` over the samples whose target is not
+    ``ignore_index`` (nan if there are none).
+
+    Parameters
+    ----------
+    input : Tensor
+        Log-probabilities, shape ``(C,)``, ``(N, C)`` or ``(N, C, d1, ...)``.
+    target : Tensor
+        Class indices (``int64``), shape ``()``, ``(N,)`` or ``(N, d1, ...)``, each in ``[0, C)``
+        or equal to ``ignore_index``.
+    weight : Tensor, optional
+        A weight per class, shape ``(C,)``; it receives no gradient.
+    ignore_index : int, default -100
+        A target value that contributes neither loss nor gradient.
+    reduction : {"mean", "sum", "none"}, default "mean"
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> logp = lucid.tensor([[-1.0, -2.0], [-3.0, -4.0]])
+    >>> F.nll_loss(logp, lucid.tensor([0, 1]))
+    tensor(2.5)
+    >>> F.nll_loss(logp, lucid.tensor([0, 1]), weight=lucid.tensor([1.0, 3.0]))
+    tensor(3.25)
+    >>> F.nll_loss(logp, lucid.tensor([0, -100]), reduction="none")
+    tensor([1., 0.])
+    >>> F.nll_loss(logp, lucid.tensor([0, 2]))
+    Traceback (most recent call last):
+    ...
+    IndexError: Target 2 is out of bounds.
+    """
+    _require_tensor(input, "input", "nll_loss", 1)
+    _check_reduction(reduction)
+    _check_class_target(input, target)
+    classes = input.shape[1] if input.ndim > 1 else input.shape[0]
+    weight = _class_weight(weight, input, classes)
+    losses, weights = _picked_losses(input, target, weight, ignore_index)
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return losses.sum()
+    return losses.sum() / weights.sum()
+
+
+def _smoothed_class_loss(logp, target, weight, ignore_index, reduction, label_smoothing, classes):
+    """torch's ``cross_entropy`` with class-index targets and ``label_smoothing > 0``."""
+    class_dim = 1 if logp.ndim > 1 else 0
+    nll = nll_loss(logp, target, weight, ignore_index, reduction)
+    ignored = target == ignore_index
+    if weight is not None:
+        shape = [1] * logp.ndim
+        shape[class_dim] = classes
+        smooth = -(logp * weight.detach().reshape(shape)).sum(dim=class_dim)
+    else:
+        smooth = -logp.sum(dim=class_dim)
+    smooth = lucid.where(ignored, 0.0, smooth)
+    if reduction == "mean":
+        if weight is not None:
+            safe = lucid.where(ignored, 0, target)
+            kept = lucid.where(ignored, 0.0, weight.detach()[safe])
+            smooth = smooth.sum() / kept.sum()
+        else:
+            smooth = smooth.sum() / (~ignored).sum()
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / classes)
+
+
+def _probability_loss(logp, target, weight, reduction, label_smoothing, classes):
+    """torch's ``cross_entropy`` with class-probability targets (``target.shape == input.shape``)."""
+    class_dim = 1 if logp.ndim > 1 else 0
+    if label_smoothing > 0:
+        target = target * (1 - label_smoothing) + label_smoothing / classes
+    product = logp * target
+    if weight is not None:
+        shape = [1] * logp.ndim
+        shape[class_dim] = classes
+        product = product * weight.reshape(shape)
+    losses = -product.sum(dim=class_dim)
+    if reduction == "mean":
+        return losses.sum() / (logp.numel() // classes)
+    if reduction == "sum":
+        return losses.sum()
+    return losses
+
+
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    """The cross-entropy between the softmax of the logits ``input`` and ``target``.
+
+    With class-index targets it is ``nll_loss(log_softmax(input, 1), target, ...)``. With
+    ``label_smoothing = e > 0`` it is, as in torch,
+    ``(1 - e) * nll + e / C * smooth``, where ``smooth`` is the (weighted) sum of
+    ``-log_softmax`` over the classes, reduced like the nll term (for ``"mean"``, divided by
+    the same total weight). A ``target`` of the same shape as ``input`` is read as class
+    probabilities instead.
+
+    Parameters
+    ----------
+    input : Tensor
+        Unnormalised scores, shape ``(C,)``, ``(N, C)`` or ``(N, C, d1, ...)``.
+    target : Tensor
+        Class indices (``int64``) as for :func:`nll_loss`, or floating-point class
+        probabilities of ``input``'s shape.
+    weight : Tensor, optional
+        A weight per class, shape ``(C,)``.
+    ignore_index : int, default -100
+        A target value that contributes nothing (class-index targets only).
+    reduction : {"mean", "sum", "none"}, default "mean"
+    label_smoothing : float, default 0.0
+        In ``[0, 1]``: the share of the target mass spread uniformly over the classes.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> logits = lucid.tensor([[0.0, 0.0], [0.0, 0.0]], requires_grad=True)
+    >>> loss = F.cross_entropy(logits, lucid.tensor([0, 1]))
+    >>> round(loss.item(), 6)  # log 2
+    0.693147
+    >>> loss.backward()
+    >>> logits.grad
+    tensor([[-0.25,  0.25],
+            [ 0.25, -0.25]])
+    >>> round(F.cross_entropy(logits, lucid.tensor([0, 1]), label_smoothing=0.2).item(), 6)
+    0.693147
+    """
+    _require_tensor(input, "input", "cross_entropy", 1)
+    _require_tensor(target, "target", "cross_entropy", 2)
+    _check_reduction(reduction)
+    if not isinstance(label_smoothing, numbers.Real) or not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    class_dim = 1 if input.ndim > 1 else 0
+    classes = input.shape[class_dim]
+    logp = lucid.log_softmax(input, class_dim)
+    if input.shape == target.shape:
+        if not target.dtype.is_floating_point:
+            raise RuntimeError(
+                "Expected floating point type for target with class probabilities, got "
+                f"{_TORCH_TYPE[target.dtype.name]}"
+            )
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        _same_device(input, target)
+        return _probability_loss(logp, target, _class_weight(weight, input, classes), reduction,
+                                 label_smoothing, classes)
+    if label_smoothing > 0:
+        _check_class_target(input, target)
+        weight = _class_weight(weight, input, classes)
+        return _smoothed_class_loss(logp, target, weight, ignore_index, reduction, label_smoothing, classes)
+    return nll_loss(logp, target, weight, ignore_index, reduction)

@@ -1,0 +1,98 @@
+"""Affine layers."""
+
+from __future__ import annotations
+
+import math
+
+import lucid
+
+from .. import functional as F
+from ..module import Module
+from ..parameter import Parameter
+
+__all__ = ["Linear"]
+
+
+def _uniform_(tensor, bound: float) -> None:
+    """Fill ``tensor`` in place with samples of U(-bound, bound), drawn from :func:`lucid.rand`."""
+    with lucid.no_grad():
+        sample = lucid.rand(*tensor.shape, dtype=tensor.dtype, device=tensor.device)
+        tensor.copy_((sample * 2 - 1) * bound)
+
+
+class Linear(Module):
+    """The affine map ``y = x W^T + b``.
+
+    Parameters
+    ----------
+    in_features : int
+        The size of each input sample (the last dimension of the input).
+    out_features : int
+        The size of each output sample.
+    bias : bool, default True
+        Whether to learn the additive bias ``b``.
+    device : {"cpu", "gpu"}, optional
+        Where to create the parameters (``"cpu"`` by default).
+    dtype : lucid.dtype, optional
+        Their dtype (``lucid.float32`` by default).
+
+    Attributes
+    ----------
+    weight : Parameter
+        Shape ``(out_features, in_features)``, initialised from U(-k, k) with
+        ``k = 1 / sqrt(in_features)`` (torch's ``kaiming_uniform_(a=sqrt(5))``).
+    bias : Parameter or None
+        Shape ``(out_features,)``, from U(-k, k) as well.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn
+    >>> _ = lucid.manual_seed(0)
+    >>> layer = nn.Linear(4, 2)
+    >>> layer
+    Linear(in_features=4, out_features=2, bias=True)
+    >>> layer(lucid.ones(5, 4)).shape
+    (5, 2)
+    >>> bool((layer.weight.abs() <= 0.5).all())
+    True
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        kwargs = {"device": device or "cpu", "dtype": dtype}
+        self.weight = Parameter(lucid.zeros(out_features, in_features, **kwargs))
+        if bias:
+            self.bias = Parameter(lucid.zeros(out_features, **kwargs))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw the weight, then the bias, from U(-1/sqrt(in_features), 1/sqrt(in_features)).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn
+        >>> layer = nn.Linear(3, 3)
+        >>> _ = lucid.manual_seed(1); layer.reset_parameters(); first = layer.weight.tolist()
+        >>> _ = lucid.manual_seed(1); layer.reset_parameters()
+        >>> layer.weight.tolist() == first
+        True
+        """
+        fan_in = self.in_features
+        # torch's kaiming_uniform_(a=sqrt(5)), written as torch computes it: gain sqrt(2 / (1 + a^2)),
+        # std gain / sqrt(fan_in), bound sqrt(3) * std; that is 1 / sqrt(fan_in) up to rounding
+        gain = math.sqrt(2.0 / (1 + math.sqrt(5) ** 2))
+        _uniform_(self.weight, math.sqrt(3.0) * (gain / math.sqrt(fan_in)) if fan_in > 0 else 0.0)
+        if self.bias is not None:
+            _uniform_(self.bias, 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"

@@ -1,0 +1,161 @@
+"""Lookup tables."""
+
+from __future__ import annotations
+
+import lucid
+
+from .. import functional as F
+from ..module import Module
+from ..parameter import Parameter
+
+__all__ = ["Embedding"]
+
+
+class Embedding(Module):
+    """A table of ``num_embeddings`` vectors of size ``embedding_dim``, looked up by index.
+
+    The forward is :func:`lucid.nn.functional.embedding` with this module's settings.
+
+    Parameters
+    ----------
+    num_embeddings : int
+        The number of rows.
+    embedding_dim : int
+        The size of each row.
+    padding_idx : int, optional
+        A row that is zeroed at initialisation and gets no gradient (so training leaves it
+        as it is). Negative values count from the end; out of range raises
+        ``AssertionError("Padding_idx must be within num_embeddings")``, as in torch.
+    max_norm : float, optional
+        Each forward first rescales, in place, every *looked-up* row whose
+        ``norm_type``-norm exceeds ``max_norm`` to norm ``max_norm``. Other rows are untouched.
+    norm_type : float, default 2.0
+        The ``p`` of that norm.
+    scale_grad_by_freq : bool, default False
+        Divide each row's gradient by how often the row appears in the batch.
+    sparse : bool, default False
+        Sparse gradients are a separate piece of work (they arrive with SparseAdam); until
+        then ``sparse=True`` raises ``NotImplementedError`` instead of silently giving a dense
+        gradient.
+    _weight : Tensor, optional
+        Use these values (shape ``(num_embeddings, embedding_dim)``) instead of a random
+        initialisation; the padding row is then *not* zeroed (as in torch).
+    _freeze : bool, default False
+        Create the weight with ``requires_grad=False``.
+    device : {"cpu", "gpu"}, optional
+    dtype : lucid.dtype, optional
+
+    Attributes
+    ----------
+    weight : Parameter
+        Shape ``(num_embeddings, embedding_dim)``, initialised from N(0, 1) with
+        :func:`lucid.randn` (so :func:`lucid.manual_seed` fixes it).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn
+    >>> _ = lucid.manual_seed(0)
+    >>> emb = nn.Embedding(10, 3, padding_idx=0)
+    >>> emb
+    Embedding(10, 3, padding_idx=0)
+    >>> emb(lucid.tensor([[1, 2, 0], [4, 4, 9]])).shape
+    (2, 3, 3)
+    >>> emb.weight[0]
+    tensor([0., 0., 0.], grad_fn=<IndexBackward>)
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx=None, max_norm=None,
+                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False,
+                 _weight=None, _freeze: bool = False, device=None, dtype=None):
+        super().__init__()
+        if sparse:
+            raise NotImplementedError(F._SPARSE_REASON)
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.padding_idx = F._validate_padding_idx(padding_idx, num_embeddings)
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        if _weight is None:
+            empty = lucid.zeros(num_embeddings, embedding_dim, dtype=dtype, device=device or "cpu")
+            self.weight = Parameter(empty, requires_grad=not _freeze)
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+        self.sparse = sparse
+
+    def reset_parameters(self) -> None:
+        """Draw the weight from N(0, 1) (:func:`lucid.randn`) and zero the padding row.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn
+        >>> emb = nn.Embedding(4, 2, padding_idx=-1)
+        >>> emb.reset_parameters()
+        >>> emb.padding_idx, emb.weight[3].tolist()
+        (3, [0.0, 0.0])
+        """
+        with lucid.no_grad():
+            weight = self.weight
+            weight.copy_(lucid.randn(*weight.shape, dtype=weight.dtype, device=weight.device))
+        self._fill_padding_idx_with_zero()
+
+    def _fill_padding_idx_with_zero(self) -> None:
+        if self.padding_idx is not None:
+            with lucid.no_grad():
+                self.weight[self.padding_idx] = 0
+
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
+
+    def extra_repr(self) -> str:
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        if self.sparse is not False:
+            text += ", sparse=True"
+        return text
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze: bool = True, padding_idx=None, max_norm=None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False):
+        """An Embedding whose weight is ``embeddings`` (a 2-D tensor; storage shared where possible).
+
+        Parameters
+        ----------
+        embeddings : Tensor
+            Shape ``(num_embeddings, embedding_dim)``.
+        freeze : bool, default True
+            Give the weight ``requires_grad=False``, so training does not change it.
+        padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse
+            As for :class:`Embedding`. The padding row is *not* zeroed.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn
+        >>> table = lucid.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> emb = nn.Embedding.from_pretrained(table)
+        >>> emb(lucid.tensor([1, 1]))
+        tensor([[3., 4.],
+                [3., 4.]])
+        >>> emb.weight.requires_grad
+        False
+        """
+        if embeddings.ndim != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        return cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings, _freeze=freeze,
+                   padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
+                   scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
