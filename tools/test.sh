@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Install lucid with its test dependencies into a virtual environment and run the whole
+# suite: unit tests, parity with torch.optim, docstring doctests and the docs build.
+#
+#   bash tools/test.sh              # from the repository root (or anywhere inside it)
+#   bash tools/test.sh -k adam      # extra arguments go to pytest
+#
+# Environment:
+#   LUCID_VENV   the virtual environment to create or reuse (default: .venv-test)
+#   PYTHON       the interpreter that creates it (default: python3)
+#   CI=true      also require the MLX ("gpu") backend, torch and Sphinx to be importable,
+#                so that a missing one fails the run instead of skipping tests.
+#
+# Exits non-zero on any failure, including a run that collects no tests (pytest's exit 5).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+venv="${LUCID_VENV:-.venv-test}"
+python="${PYTHON:-python3}"
+
+if [ ! -x "$venv/bin/python" ]; then
+    echo "== creating $venv with $("$python" --version 2>&1)"
+    "$python" -m venv "$venv"
+fi
+py="$venv/bin/python"
+
+echo "== pip install -e \".[test]\""
+"$py" -m pip install --quiet -e ".[test]"
+
+if [ "${CI:-}" = "true" ]; then
+    echo "== CI: checking that the MLX backend, torch and Sphinx are present"
+    "$py" -c "import lucid; assert lucid.is_available('gpu'), 'MLX backend (gpu) is not available'"
+    "$py" -c "import torch, sphinx; print('torch', torch.__version__, '| sphinx', sphinx.__version__)"
+fi
+
+echo "== python -m pytest $*"
+status=0
+"$py" -m pytest "$@" || status=$?
+if [ "$status" -eq 5 ]; then
+    echo "error: pytest collected no tests" >&2
+    exit 1
+fi
+exit "$status"
