@@ -97,7 +97,7 @@ def linear(input, weight, bias=None):
         if bias.shape != out.shape[-1:] and bias.numel() != 1:
             raise RuntimeError(
                 f"The expanded size of the tensor ({out.shape[-1] if out.ndim else 1}) must match the existing "
-                f"size ({bias.shape[-1] if bias.ndim else 1}) at non-singleton dimension {max(out.ndim - 1, 0)}. "
+                f"size ({bias.shape[-1] if bias.ndim else 1}) at non-singleton dimension {max(out.ndim - 1, 0)}.  "
                 f"Target sizes: {list(out.shape)}.  Tensor sizes: {list(bias.shape)}"
             )
         out = out + bias
@@ -351,13 +351,13 @@ def mse_loss(input, target, reduction="mean"):
     return _reduce(diff * diff, reduction)
 
 
-def _class_weight(weight, input, classes: int):
+def _class_weight(weight, input, classes: int, fn: str = ""):
     if weight is None:
         return None
     _require_tensor(weight, "weight", "nll_loss", 3)
     if weight.ndim != 1 or weight.numel() != classes:
         raise RuntimeError(
-            f"weight tensor should be defined either for all {classes} classes or no classes but got weight "
+            f"{fn}weight tensor should be defined either for all {classes} classes or no classes but got weight "
             f"tensor of shape: {list(weight.shape)}"
         )
     if weight.dtype is not input.dtype:
@@ -368,25 +368,33 @@ def _class_weight(weight, input, classes: int):
     return weight.detach()  # as in torch, the class weights get no gradient
 
 
-def _check_class_target(input, target) -> None:
-    """torch's shape rules for class-index targets, with its messages."""
-    _require_tensor(target, "target", "nll_loss", 2)
+def _check_target_dtype(target) -> None:
     if target.dtype is not lucid.int64:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_TORCH_TYPE[target.dtype.name]}")
-    _same_device(input, target)
+
+
+def _check_class_target(input, target) -> None:
+    """torch's rules for class-index targets, checked in torch's order, with its messages."""
+    _require_tensor(target, "target", "nll_loss", 2)
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
-    if input.ndim != 1 and (target.ndim == 0 or input.shape[0] != target.shape[0]):
-        got = target.shape[0] if target.ndim else 1
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({got}).")
-    if input.ndim <= 2:
+    if input.ndim == 1:  # no batch: a 0-D target, or a 1-D one of size 1
         if target.ndim > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        if input.ndim == 1 and target.ndim == 1 and target.shape[0] != input.shape[0]:
-            raise RuntimeError(f"size mismatch (got input: {list(input.shape)}, target: {list(target.shape)})")
-    elif target.shape[1:] != input.shape[2:]:
-        expected = [input.shape[0]] + list(input.shape[2:])
-        raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
+        _check_target_dtype(target)
+        if target.ndim == 1 and target.shape[0] != 1:
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
+    else:
+        batch = target.shape[0] if target.ndim else 0
+        if input.shape[0] != batch:
+            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({batch}).")
+        if input.ndim == 2 and target.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if input.ndim > 2 and target.shape[1:] != input.shape[2:]:
+            expected = [input.shape[0]] + list(input.shape[2:])
+            raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
+        _check_target_dtype(target)
+    _same_device(input, target)
 
 
 def _picked_losses(input, target, weight, ignore_index):
@@ -415,7 +423,8 @@ def _picked_losses(input, target, weight, ignore_index):
     else:
         weights = lucid.where(ignored, 0.0, weight[safe])
     losses = lucid.where(ignored, 0.0, -picked * weights)
-    return losses.reshape(target.shape), weights.reshape(target.shape)
+    shape = () if input.ndim == 1 else target.shape  # a (1,) target of a 1-D input gives a 0-D loss
+    return losses.reshape(shape), weights.reshape(shape)
 
 
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
@@ -471,6 +480,8 @@ def _smoothed_class_loss(logp, target, weight, ignore_index, reduction, label_sm
     """torch's ``cross_entropy`` with class-index targets and ``label_smoothing > 0``."""
     class_dim = 1 if logp.ndim > 1 else 0
     nll = nll_loss(logp, target, weight, ignore_index, reduction)
+    if logp.ndim == 1:
+        target = target.reshape(())
     ignored = target == ignore_index
     if weight is not None:
         shape = [1] * logp.ndim
@@ -554,12 +565,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     _check_reduction(reduction)
     if not isinstance(label_smoothing, numbers.Real) or not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    if input.ndim < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
-    class_dim = 1 if input.ndim > 1 else 0
-    classes = input.shape[class_dim]
-    logp = lucid.log_softmax(input, class_dim)
-    if input.shape == target.shape:
+    if input.shape == target.shape:  # class probabilities, as torch decides
         if not target.dtype.is_floating_point:
             raise RuntimeError(
                 "Expected floating point type for target with class probabilities, got "
@@ -567,9 +573,16 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
             )
         if ignore_index >= 0:
             raise RuntimeError("ignore_index is not supported for floating point target")
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    class_dim = 1 if input.ndim > 1 else 0
+    classes = input.shape[class_dim]
+    if input.shape == target.shape:
         _same_device(input, target)
-        return _probability_loss(logp, target, _class_weight(weight, input, classes), reduction,
+        weight = _class_weight(weight, input, classes, fn="cross_entropy: ")
+        return _probability_loss(lucid.log_softmax(input, class_dim), target, weight, reduction,
                                  label_smoothing, classes)
+    logp = lucid.log_softmax(input, class_dim)
     if label_smoothing > 0:
         _check_class_target(input, target)
         weight = _class_weight(weight, input, classes)
