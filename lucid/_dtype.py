@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 
 class dtype:
     """A tensor element type (``lucid.float32`` and friends).
@@ -61,6 +63,55 @@ def promote(a: dtype, b: dtype) -> dtype:
     if a.category != b.category:
         return a if a.category > b.category else b
     return a if a.itemsize >= b.itemsize else b
+
+
+def result_type(*operands) -> dtype:
+    """torch's type promotion over tensors and Python numbers.
+
+    Operands fall in three classes: tensors with dimensions, zero-dimensional tensors, and
+    Python numbers (bool, int: int64, float: float32). Each class is promoted within itself;
+    a later class changes the result only if it is of a higher category (bool < integer <
+    floating), so ``float16 tensor * float64 0-d tensor`` stays float16 while
+    ``int64 tensor * 2.5`` becomes float32. Tensors are anything with ``dtype`` and ``ndim``.
+
+    Examples
+    --------
+    >>> from lucid import _dtype
+    >>> import lucid
+    >>> _dtype.result_type(lucid.tensor([1, 2]), 2.5)
+    lucid.float32
+    >>> _dtype.result_type(lucid.ones(2, dtype=lucid.float16), lucid.tensor(2.0, dtype=lucid.float64))
+    lucid.float16
+    >>> _dtype.result_type(lucid.tensor([1, 2], dtype=lucid.int32), 7)
+    lucid.int32
+    """
+    classes: list = [None, None, None]  # dimensioned, zero-dimensional, Python numbers
+    for value in operands:
+        if isinstance(value, bool):
+            rank, kind = 2, bool_
+        elif isinstance(value, numbers.Integral):
+            rank, kind = 2, default_int
+        elif isinstance(value, numbers.Number):
+            rank, kind = 2, default_float
+        else:
+            rank, kind = (0 if value.ndim else 1), value.dtype
+        classes[rank] = kind if classes[rank] is None else promote(classes[rank], kind)
+    dims, zeros, scalars = classes
+    result = _combine(dims, _combine(zeros, scalars))
+    if result is None:
+        raise TypeError("result_type() needs at least one operand")
+    return result
+
+
+def _combine(higher, lower):
+    """torch's ``combine_categories``: ``lower`` counts only if its category is higher."""
+    if higher is None or lower is None:
+        return lower if higher is None else higher
+    if higher.is_floating_point:
+        return higher
+    if higher is bool_ or lower.is_floating_point:
+        return promote(higher, lower)
+    return higher
 
 
 def promote_scalar(a: dtype, value) -> dtype:

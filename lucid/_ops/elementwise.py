@@ -5,8 +5,9 @@ from __future__ import annotations
 import numbers
 
 from .. import _dtype
-from .._autograd import record
+from .._autograd import _unbroadcast, record
 from .._tensor import Tensor
+from .broadcast import broadcast_shapes
 
 
 def _scalar(value):
@@ -18,27 +19,37 @@ def _scalar(value):
     return float(value)
 
 
-def coerce(a, b, floating=False):
-    """Two tensors of one device and dtype (torch's promotion), from tensors or scalars."""
-    if not isinstance(a, Tensor):
-        b2, a2 = coerce(b, a, floating)
-        return a2, b2
-    if isinstance(b, Tensor):
-        if a.device != b.device:
+def _same_device(*tensors) -> None:
+    first = tensors[0]
+    for t in tensors[1:]:
+        if t.device != first.device:
             raise RuntimeError(
                 "Expected all tensors to be on the same device, but found at least two devices, "
-                f"{a.device} and {b.device}!"
+                f"{first.device} and {t.device}!"
             )
-        dtype = _dtype.promote(a.dtype, b.dtype)
-    elif isinstance(b, numbers.Number):
-        b = _scalar(b)
-        dtype = _dtype.promote_scalar(a.dtype, b)
-        b = Tensor._make(a._backend.asarray(b, dtype), a._backend)
-    else:
-        b = Tensor(b, device=a.device)
-        dtype = _dtype.promote(a.dtype, b.dtype)
+
+
+def coerce(a, b, floating=False):
+    """Two tensors of one device and dtype (torch's promotion) with broadcastable shapes.
+
+    Either may be a Python number (weakly typed, as torch treats it) or array-like data;
+    the shapes are checked here, so a mismatch raises torch's RuntimeError on every device.
+    """
+    if not isinstance(a, Tensor):
+        if not isinstance(b, Tensor):
+            raise TypeError(f"expected at least one Tensor, got {type(a).__name__} and {type(b).__name__}")
+        b2, a2 = coerce(b, a, floating)
+        return a2, b2
+    if not isinstance(b, (Tensor, numbers.Number)):
+        b = Tensor(b, device=a.device)  # lists and host arrays are tensors with dimensions
+    if isinstance(b, Tensor):
+        _same_device(a, b)
+        broadcast_shapes(a.shape, b.shape)
+    dtype = _dtype.result_type(a, b)
     if floating and not dtype.is_floating_point:
         dtype = _dtype.default_float
+    if not isinstance(b, Tensor):
+        b = Tensor._make(a._backend.asarray(_scalar(b), dtype), a._backend)
     return a.to(dtype), b.to(dtype)
 
 
@@ -75,59 +86,94 @@ def div(a, b):
     return record(out, "DivBackward", (a, b), backward, saved=(a, b))
 
 
+def _check_integer_power(base, exponent) -> None:
+    if not base.dtype.is_floating_point and isinstance(exponent, numbers.Integral) and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
+def _integer_power(backend, x, y):
+    """torch's integer ``x ** y``: where y < 0, 1 if x == 1, ±1 if x == -1, else 0."""
+    xp = backend.xp
+    negative = backend.compare("less", y, 0)
+    out = backend.power(x, backend.where(negative, xp.zeros_like(y), y))
+    one, zero = xp.ones_like(out), xp.zeros_like(out)
+    odd = backend.compare("equal", backend.abs(y) % 2, 1)
+    minus_one = backend.where(odd, backend.negative(one), one)
+    special = backend.where(backend.compare("equal", x, 1), one,
+                            backend.where(backend.compare("equal", x, -1), minus_one, zero))
+    return backend.where(negative, special, out)
+
+
 def pow(a, b):
+    """``a ** b``; torch's gradients, which are 0 (not nan) where the exponent is 0."""
     if isinstance(b, numbers.Number) and isinstance(a, Tensor):
         exponent = _scalar(b)
-        if isinstance(exponent, float) and not a.dtype.is_floating_point:
-            a = a.to(_dtype.default_float)
+        a = a.to(_dtype.result_type(a, exponent))
+        _check_integer_power(a, exponent)
         backend, x = a._backend, a._data
         out = a._like(backend.power(x, exponent))
 
         def backward(g):
+            if exponent == 0:
+                return (backend.xp.zeros_like(g),)
             return (backend.multiply(g, backend.multiply(backend.power(x, exponent - 1), exponent)),)
 
         return record(out, "PowBackward0", (a,), backward, saved=(a,))
     a, b = coerce(a, b)
     backend, x, y = a._backend, a._data, b._data
-    out_array = backend.power(x, y)
+    out_array = backend.power(x, y) if a.dtype.is_floating_point else _integer_power(backend, x, y)
     out = a._like(out_array)
 
     def backward(g):
+        zeros = backend.xp.zeros_like(g)
+        # d/dx = y x**(y-1), taken as 0 where y == 0 (also at x == 0)
         ga = backend.multiply(g, backend.multiply(y, backend.power(x, backend.subtract(y, 1))))
-        # d/dy x**y = x**y log x, taken as 0 where x == 0 (torch's convention)
-        safe_log = backend.log(backend.where(backend.compare("equal", x, 0), backend.xp.ones_like(x), x))
-        return ga, backend.multiply(g, backend.multiply(out_array, safe_log))
+        ga = backend.where(backend.compare("equal", y, 0), zeros, ga)
+        # d/dy = x**y log x, taken as 0 where x == 0 and y >= 0 (torch's convention)
+        at_zero = backend.xp.logical_and(backend.compare("equal", x, 0), backend.compare("greater_equal", y, 0))
+        safe_log = backend.log(backend.where(at_zero, backend.xp.ones_like(x), x))
+        gb = backend.where(at_zero, zeros, backend.multiply(g, backend.multiply(out_array, safe_log)))
+        return ga, gb
 
     return record(out, "PowBackward1", (a, b), backward, saved=(a, b))
 
 
+def _matmul_shape(a_shape: tuple, b_shape: tuple) -> tuple:
+    """The shape of ``a @ b``, or torch's RuntimeError when the shapes don't fit."""
+    if not a_shape or not b_shape:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {len(a_shape)}D and {len(b_shape)}D"
+        )
+    inner = b_shape[-2] if len(b_shape) > 1 else b_shape[0]
+    if a_shape[-1] != inner:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, a_shape))} and "
+            f"{'x'.join(map(str, b_shape))})"
+        )
+    batch = broadcast_shapes(a_shape[:-2], b_shape[:-2])
+    return batch + a_shape[-2:-1] + b_shape[-1:] if len(b_shape) > 1 else batch + a_shape[-2:-1]
+
+
 def matmul(a, b):
+    """The matrix product with NumPy's (and torch's) rules for vectors and batches."""
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
-        raise TypeError("matmul expects two Tensors")
-    if a.device != b.device:
-        raise RuntimeError(f"Expected all tensors to be on the same device, but found {a.device} and {b.device}")
+        raise TypeError(f"matmul expects two Tensors, got {type(a).__name__} and {type(b).__name__}")
+    _same_device(a, b)
     if a.dtype is not b.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a.dtype} != {b.dtype}")
-    if a.ndim == 0 or b.ndim == 0:
-        raise RuntimeError("both arguments to matmul need to be at least 1D")
-    if a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, a.shape))} and "
-            f"{'x'.join(map(str, b.shape))})"
-        )
+    _matmul_shape(a.shape, b.shape)
     backend, x, y = a._backend, a._data, b._data
     out = a._like(backend.matmul(x, y))
     # treat vectors as matrices so one formula serves: (1, n) on the left, (n, 1) on the right
     x2 = x if a.ndim > 1 else backend.reshape(x, (1,) + a.shape)
     y2 = y if b.ndim > 1 else backend.reshape(y, b.shape + (1,))
+    shape2 = _matmul_shape(backend.shape(x2), backend.shape(y2))
 
     def backward(g):
-        g2 = backend.reshape(g, backend.shape(backend.matmul(x2, y2)))
+        g2 = backend.reshape(g, shape2)
         ga = backend.matmul(g2, backend.xp.swapaxes(y2, -1, -2))
         gb = backend.matmul(backend.xp.swapaxes(x2, -1, -2), g2)
         # sum the batch dimensions broadcasting added, then drop the vector padding
-        from .._autograd import _unbroadcast
-
         ga = backend.reshape(_unbroadcast(backend, ga, backend.shape(x2), a.dtype), a.shape)
         gb = backend.reshape(_unbroadcast(backend, gb, backend.shape(y2), b.dtype), b.shape)
         return ga, gb
@@ -147,6 +193,11 @@ def _unary(name, a, compute, derivative, saved_input=True):
 
 
 def neg(a):
+    if a.dtype is _dtype.bool_:
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+            "invert a mask, use the `~` or `logical_not()` operator instead."
+        )
     out = a._like(a._backend.negative(a._data))
     return record(out, "NegBackward", (a,), lambda g: (a._backend.negative(g),))
 
@@ -193,33 +244,67 @@ def sign(a):
 
 
 def clamp(a, min=None, max=None):
-    """Limit values to [min, max]; the gradient passes where min <= x <= max, as in torch."""
+    """Limit values to [min, max] (numbers or tensors, broadcast), with torch's gradients.
+
+    The gradient passes to ``a`` where min <= a <= max, to ``min`` where a < min and to
+    ``max`` where a > max (where min > max, the result and the gradient are max's).
+    """
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    bounds = [bound for bound in (min, max) if bound is not None]
+    for i, bound in enumerate(bounds):
+        if isinstance(bound, Tensor):
+            _same_device(a, bound)
+        elif not isinstance(bound, numbers.Number):
+            bounds[i] = Tensor(bound, device=a.device)
+    broadcast_shapes(a.shape, *(b.shape for b in bounds if isinstance(b, Tensor)))
+    dtype = _dtype.result_type(a, *bounds)
+    a = a.to(dtype)
+    bounds = [b.to(dtype) if isinstance(b, Tensor) else _scalar(b) for b in bounds]
+    low, high = (bounds.pop(0) if min is not None else None), (bounds.pop(0) if max is not None else None)
     backend, x = a._backend, a._data
-    inside = None
+    lo = low._data if isinstance(low, Tensor) else low
+    hi = high._data if isinstance(high, Tensor) else high
     y = x
-    for bound, op, keep in ((min, backend.maximum, "greater_equal"), (max, backend.minimum, "less_equal")):
-        if bound is None:
-            continue
-        bound = bound._data if isinstance(bound, Tensor) else _scalar(bound)
-        y = op(y, bound)
-        mask = backend.compare(keep, x, bound)
-        inside = mask if inside is None else backend.xp.logical_and(inside, mask)
+    if low is not None:
+        y = backend.maximum(y, lo)
+    if high is not None:
+        y = backend.minimum(y, hi)
     out = a._like(y)
-    return record(out, "ClampBackward", (a,),
-                  lambda g: (backend.where(inside, g, backend.xp.zeros_like(g)),), saved=(a,))
+    inputs = [a] + [b for b in (low, high) if isinstance(b, Tensor)]
+
+    def backward(g):
+        xp, zeros = backend.xp, backend.xp.zeros_like(g)
+        if low is not None and high is not None:
+            inside = xp.logical_and(backend.compare("greater_equal", x, lo), backend.compare("less_equal", x, hi))
+            to_low = xp.logical_and(backend.compare("less", x, lo), backend.compare("less", lo, hi))
+            to_high = xp.logical_or(backend.compare("greater", x, hi), backend.compare("less", hi, lo))
+        elif low is not None:
+            inside, to_low, to_high = backend.compare("greater_equal", x, lo), backend.compare("less", x, lo), None
+        else:
+            inside, to_low, to_high = backend.compare("less_equal", x, hi), None, backend.compare("greater", x, hi)
+        grads = [backend.where(inside, g, zeros)]
+        for bound, mask in ((low, to_low), (high, to_high)):
+            if isinstance(bound, Tensor):
+                grads.append(backend.where(mask, g, zeros))
+        return tuple(grads)
+
+    return record(out, "ClampBackward", tuple(inputs), backward, saved=tuple(inputs))
 
 
 def where(condition, a, b):
-    """Elements of ``a`` where ``condition`` holds, of ``b`` elsewhere (broadcast)."""
+    """Elements of ``a`` where ``condition`` holds, of ``b`` elsewhere (broadcast; either may be a number)."""
     if not isinstance(condition, Tensor):
-        raise TypeError("where() expects condition to be a Tensor")
+        raise TypeError(f"where() expects condition to be a Tensor, got {type(condition).__name__}")
     if condition.dtype is not _dtype.bool_:
-        raise TypeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {condition.dtype}")
+        raise RuntimeError(
+            f"where expected condition to be a boolean tensor, but got a tensor with dtype {condition.dtype}"
+        )
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        a = Tensor(a, device=condition.device)
     a, b = coerce(a, b)
-    if condition.device != a.device:
-        raise RuntimeError(f"Expected all tensors to be on the same device, but found {condition.device} and {a.device}")
+    _same_device(condition, a)
+    broadcast_shapes(condition.shape, a.shape, b.shape)
     backend, c = a._backend, condition._data
     out = a._like(backend.where(c, a._data, b._data))
 

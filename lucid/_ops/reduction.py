@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import numbers
 from collections import namedtuple
 
 from .. import _dtype
@@ -13,18 +14,22 @@ MaxMin = namedtuple("MaxMin", ["values", "indices"])  # what torch's max(dim) re
 
 
 def _axes(tensor, dim):
-    """``dim`` (None, an int or a sequence) as a tuple of non-negative axes, validated."""
+    """``dim`` (None, an int or a sequence) as a tuple of distinct non-negative axes, validated."""
     if dim is None:
         return tuple(range(tensor.ndim))
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = (dim,) if isinstance(dim, numbers.Integral) else tuple(dim)
     ndim = builtins.max(tensor.ndim, 1)
     out = []
     for d in dims:
+        if not isinstance(d, numbers.Integral) or isinstance(d, bool):
+            raise TypeError(f"dimensions must be integers, got {d!r}")
         if not -ndim <= d < ndim:
             raise IndexError(
                 f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})"
             )
-        out.append(d % ndim)
+        if d % ndim in out:
+            raise RuntimeError(f"dim {d % ndim} appears multiple times in the list of dims")
+        out.append(int(d) % ndim)
     return tuple(out) if tensor.ndim else ()
 
 
@@ -66,8 +71,14 @@ def mean(a, dim=None, keepdim=False):
 
 def _extreme(a, dim, keepdim, largest):
     backend, x, shape = a._backend, a._data, a.shape
-    if a.numel() == 0:
-        raise RuntimeError("max(): Expected reduction dim to be specified for input.numel() == 0.")
+    name = "max" if largest else "min"
+    if dim is None and a.numel() == 0:
+        raise RuntimeError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+            "Specify the reduction dim with the 'dim' argument."
+        )
+    if dim is not None and not isinstance(dim, numbers.Integral):
+        raise TypeError(f"{name}(): dim must be an int (the values and indices along one dimension), got {dim!r}")
     reduce = backend.max if largest else backend.min
     if dim is None:
         out_array = reduce(x)

@@ -1,0 +1,198 @@
+"""The differentiable ops of lucid's core, as a table of small cases.
+
+``test_gradcheck.py`` checks each case's gradients against central finite differences
+in float64 on NumPy; ``test_backends.py`` runs each case on MLX and on NumPy in float32
+and compares the outputs and the gradients. One table, so a new op is checked both ways.
+
+A case is a function of lucid tensors (all requiring grad) that returns one tensor; its
+inputs are drawn from ``domain``: "any" is uniform in [-2, 2], "pos" in [0.5, 2]. The draws
+are continuous, so no input lands on a kink (abs, relu, clamp bounds, max ties) within the
+finite-difference step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+import lucid
+
+
+@dataclass(frozen=True)
+class OpCase:
+    name: str
+    fn: Callable
+    shapes: tuple
+    domain: str = "any"
+
+    def arrays(self, seed: int = 0) -> list[np.ndarray]:
+        return draw(self.shapes, self.domain, seed)
+
+
+def draw(shapes, domain="any", seed=0) -> list[np.ndarray]:
+    """float64 host arrays of ``shapes`` from ``domain`` ("any" or "pos")."""
+    rng = np.random.default_rng(seed)
+    low, high = {"any": (-2.0, 2.0), "pos": (0.5, 2.0)}[domain]
+    return [rng.uniform(low, high, size=shape) for shape in shapes]
+
+
+def _index(x, values):
+    """An int64 index tensor on ``x``'s device."""
+    return lucid.tensor(values, device=x.device)
+
+
+def _mask(x, values):
+    return lucid.tensor(values, dtype=lucid.bool, device=x.device)
+
+
+M1 = [True, False, True]
+M2 = [[True, False, True, False], [False, False, True, True], [True, True, False, False]]
+
+
+def _cases():
+    c = OpCase
+    x234, x34, x3 = ((2, 3, 4),), ((3, 4),), ((3,),)
+    yield from [
+        # arithmetic, with and without broadcasting, tensors and scalars on either side
+        c("add", lambda a, b: a + b, ((3, 4), (3, 4))),
+        c("add_bcast", lambda a, b: a + b, ((2, 1, 4), (3, 1))),
+        c("add_scalar", lambda a: 2.5 + a + 1, x34),
+        c("add_alpha", lambda a, b: a.add(b, alpha=-2), ((3, 4), (4,))),
+        c("sub", lambda a, b: a - b, ((3, 4), (3, 4))),
+        c("sub_bcast", lambda a, b: a - b, ((4,), (3, 1))),
+        c("rsub_scalar", lambda a: 1.5 - a - 2, x34),
+        c("sub_alpha", lambda a, b: a.sub(b, alpha=3), ((3, 4), (3, 4))),
+        c("mul", lambda a, b: a * b, ((3, 4), (3, 4))),
+        c("mul_bcast", lambda a, b: a * b, ((2, 3, 1), (1, 4))),
+        c("mul_scalar", lambda a: 3 * a * -0.5, x34),
+        c("mul_self", lambda a: a * a, x34),
+        c("div", lambda a, b: a / b, ((3, 4), (3, 4)), "pos"),
+        c("div_bcast", lambda a, b: a / b, ((3, 4), (3, 1)), "pos"),
+        c("div_scalar", lambda a: a / 4, x34),
+        c("rdiv_scalar", lambda a: 2.0 / a, x34, "pos"),
+        c("pow_int", lambda a: a ** 3, x34),
+        c("pow_float", lambda a: a ** 2.5, x34, "pos"),
+        c("pow_negative", lambda a: a ** -1.5, x34, "pos"),
+        c("pow_zero", lambda a: a ** 0, x34),
+        c("pow_one", lambda a: a ** 1, x34),
+        c("rpow_scalar", lambda a: 2.0 ** a, x34),
+        c("rpow_int_scalar", lambda a: 3 ** a, x34),
+        c("pow_tensor", lambda a, b: a ** b, ((3, 4), (3, 4)), "pos"),
+        c("pow_tensor_bcast", lambda a, b: a ** (b - 1), ((3, 4), (4,)), "pos"),
+        c("pow_method", lambda a: a.pow(2), x34),
+        # matmul in every arrangement torch accepts
+        c("matmul_vv", lambda a, b: a @ b, ((3,), (3,))),
+        c("matmul_vm", lambda a, b: a @ b, ((3,), (3, 4))),
+        c("matmul_mv", lambda a, b: a @ b, ((2, 3), (3,))),
+        c("matmul_mm", lambda a, b: a @ b, ((2, 3), (3, 4))),
+        c("matmul_batched", lambda a, b: a @ b, ((2, 2, 3), (2, 3, 4))),
+        c("matmul_batch_bcast", lambda a, b: a @ b, ((2, 1, 2, 3), (3, 3, 2))),
+        c("matmul_batch_matrix", lambda a, b: a @ b, ((2, 2, 3), (3, 4))),
+        c("matmul_v_batched", lambda a, b: a @ b, ((3,), (2, 3, 4))),
+        c("matmul_batched_v", lambda a, b: a @ b, ((2, 2, 3), (3,))),
+        c("matmul_fn", lambda a, b: lucid.matmul(a, b), ((2, 3), (3, 2))),
+        # elementwise math
+        c("neg", lambda a: -a, x34),
+        c("neg_method", lambda a: a.neg(), x34),
+        c("exp", lambda a: a.exp(), x34),
+        c("exp_fn", lambda a: lucid.exp(a), x34),
+        c("log", lambda a: a.log(), x34, "pos"),
+        c("sqrt", lambda a: a.sqrt(), x34, "pos"),
+        c("abs", lambda a: a.abs(), x34),
+        c("abs_builtin", lambda a: abs(a), x34),
+        c("clamp_min", lambda a: a.clamp(min=-0.5), x34),
+        c("clamp_max", lambda a: a.clamp(max=0.5), x34),
+        c("clamp_both", lambda a: a.clamp(-0.5, 0.5), x34),
+        c("clamp_tensor_bounds", lambda a, lo, hi: a.clamp(lo * 0.5 - 0.5, hi * 0.5 + 0.5), ((3, 4), (3, 4), (4,))),
+        c("clamp_tensor_min", lambda a, lo: lucid.clamp(a, min=lo), ((3, 4), (3, 1))),
+        c("clamp_tensor_max", lambda a, hi: lucid.clip(a, max=hi), ((3, 4), (4,))),
+        c("relu", lambda a: a.relu(), x34),
+        c("sigmoid", lambda a: a.sigmoid(), x34),
+        c("sigmoid_large", lambda a: (a * 20).sigmoid(), x34),
+        c("tanh", lambda a: a.tanh(), x34),
+        # reductions
+        c("sum", lambda a: a.sum(), x234),
+        c("sum_dim", lambda a: a.sum(dim=1), x234),
+        c("sum_dim_keepdim", lambda a: a.sum(-1, keepdim=True), x234),
+        c("sum_dims", lambda a: a.sum(dim=(0, 2)), x234),
+        c("sum_dims_keepdim", lambda a: a.sum(dim=(0, -1), keepdim=True), x234),
+        c("sum_fn", lambda a: lucid.sum(a, 0), x34),
+        c("mean", lambda a: a.mean(), x234),
+        c("mean_dim", lambda a: a.mean(1), x234),
+        c("mean_dims_keepdim", lambda a: a.mean((0, 1), keepdim=True), x234),
+        c("max", lambda a: a.max(), x234),
+        c("max_dim", lambda a: a.max(dim=1)[0], x234),
+        c("max_dim_keepdim", lambda a: a.max(-1, keepdim=True).values, x234),
+        c("max_fn", lambda a: lucid.max(a, 0).values, x34),
+        c("min", lambda a: a.min(), x234),
+        c("min_dim", lambda a: a.min(dim=0).values, x234),
+        c("min_dim_keepdim", lambda a: a.min(2, keepdim=True)[0], x234),
+        c("log_softmax", lambda a: a.log_softmax(-1), x234),
+        c("log_softmax_dim0", lambda a: lucid.log_softmax(a * 5, 0), x34),
+        # shapes
+        c("reshape", lambda a: a.reshape(6, 4), x234),
+        c("reshape_tuple", lambda a: a.reshape((4, -1)), x234),
+        c("view", lambda a: a.view(-1), x234),
+        c("transpose", lambda a: a.transpose(0, 2), x234),
+        c("transpose_neg", lambda a: lucid.transpose(a, -1, -2), x234),
+        c("T_2d", lambda a: a.T, x34),
+        c("T_3d", lambda a: a.T, x234),
+        c("permute", lambda a: a.permute(2, 0, 1), x234),
+        c("permute_fn", lambda a: lucid.permute(a, (1, 2, 0)), x234),
+        c("unsqueeze", lambda a: a.unsqueeze(1), x34),
+        c("unsqueeze_neg", lambda a: lucid.unsqueeze(a, -1), x34),
+        c("squeeze", lambda a: a.squeeze(), ((3, 1, 4, 1),)),
+        c("squeeze_dim", lambda a: a.squeeze(1), ((3, 1, 4, 1),)),
+        c("flatten", lambda a: a.flatten(), x234),
+        c("flatten_from", lambda a: a.flatten(1), x234),
+        c("flatten_range", lambda a: lucid.flatten(a, 0, 1), x234),
+        # indexing
+        c("index_int", lambda a: a[1], x234),
+        c("index_negative", lambda a: a[-1, -2], x234),
+        c("index_slice", lambda a: a[0:2], x34),
+        c("index_slices", lambda a: a[:, 1:3], x34),
+        c("index_step", lambda a: a[::2, ::-1], x34),
+        c("index_none", lambda a: a[None, :, None], x34),
+        c("index_ellipsis", lambda a: a[..., 1], x234),
+        c("index_int_ellipsis_none", lambda a: a[1, ..., None], x234),
+        c("index_tensor", lambda a: a[_index(a, [0, 0, 2])], x34),
+        c("index_list", lambda a: a[[2, 0, 2, 2]], x34),
+        c("index_list_negative", lambda a: a[[-1, 0, -1]], x34),
+        c("index_tensor_2d", lambda a: a[_index(a, [[0, 1], [1, 1]])], x34),
+        c("index_tensor_dim1", lambda a: a[:, [3, 0, 3]], x34),
+        c("index_two_tensors", lambda a: a[[0, 1, 1], [2, 2, 0]], x234),
+        c("index_tensors_split", lambda a: a[[0, 1], :, [1, 3]], x234),
+        c("index_int_and_list", lambda a: a[1, [0, 2, 0]], x234),
+        c("index_mask", lambda a: a[_mask(a, M1)], x34),
+        c("index_mask_2d", lambda a: a[_mask(a, M2)], x34),
+        c("index_mask_list", lambda a: a[M1], x34),
+        c("index_mask_dim1", lambda a: a[:, _mask(a, M1)], x234),
+        c("index_mixed", lambda a: a[1:, _mask(a, M1), [0, -1]], x234),
+        c("index_of_index", lambda a: a[1:][[0, 0]][:, 2], x34),
+        # joining and selecting
+        c("cat", lambda a, b: lucid.cat([a, b]), ((2, 4), (3, 4))),
+        c("cat_dim1", lambda a, b, d: lucid.cat([a, b, d], dim=1), ((3, 1), (3, 2), (3, 4))),
+        c("cat_neg_dim", lambda a, b: lucid.cat((a, b), -1), ((2, 3, 1), (2, 3, 2))),
+        c("cat_same", lambda a: lucid.cat([a, a * 2, a], 0), x34),
+        c("stack", lambda a, b: lucid.stack([a, b]), ((3, 4), (3, 4))),
+        c("stack_last", lambda a, b: lucid.stack([a, b, a], dim=-1), ((3, 4), (3, 4))),
+        c("where", lambda a, b: lucid.where(_mask(a, M2), a, b), ((3, 4), (3, 4))),
+        c("where_bcast", lambda a, b: lucid.where(_mask(a, M1).reshape(3, 1), a, b), ((1, 4), (3, 4))),
+        c("where_scalar", lambda a: lucid.where(a > 0, a, 0.0), x34),
+        c("where_scalar_left", lambda a: lucid.where(a > 0, 1.5, a * 2), x34),
+        c("clone", lambda a: a.clone() * 2, x34),
+        c("to_same", lambda a: a.to(a.dtype) * 2, x34),
+        # compositions: shared inputs, paths that meet again
+        c("alias_sum", lambda a, b: (a + b) + a, ((3, 4), (3, 4))),
+        c("diamond", lambda a: a.exp() * a + a.tanh() / (a * a + 1), x34),
+        c("mlp", lambda x, w, b: (x @ w + b).tanh().sum(-1).log_softmax(0), ((5, 3), (3, 4), (4,))),
+        c("softmax_nll", lambda z: -(z.log_softmax(1)[[0, 1, 2], [1, 0, 3]]).mean(), x34),
+        c("norm", lambda a: ((a * a).sum(1) + 1).sqrt().mean(), x34),
+    ]
+
+
+CASES = list(_cases())
+BY_NAME = {case.name: case for case in CASES}
+assert len(BY_NAME) == len(CASES), "duplicate case names"
