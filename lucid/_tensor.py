@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import numbers
 
 import numpy as np
@@ -299,6 +300,37 @@ class Tensor:
 
     __hash__ = object.__hash__
 
+    def __format__(self, spec: str) -> str:
+        """A 0-d Tensor formats as its value (as torch's does): ``f"{lr}"`` gives ``0.1``."""
+        if self.ndim == 0 and type(self) is Tensor:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __deepcopy__(self, memo) -> "Tensor":
+        """A copy with its own storage, the same ``requires_grad``, and a deep copy of ``grad``.
+
+        Only leaves can be copied, as in torch; the copy is a leaf on the same backend.
+        """
+        if not self.is_leaf:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                "because of a torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001"
+            )
+        new = object.__new__(type(self))
+        new._init(self._backend.copy(self._data), self._backend)
+        new._requires_grad = self._requires_grad
+        memo[id(self)] = new
+        if self._grad is not None:
+            new._grad = copy.deepcopy(self._grad, memo)
+        if hasattr(self, "__dict__"):
+            new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return new
+
+    def __reduce_ex__(self, protocol):
+        # rebuilt on the device's one backend (not a pickled copy of it); grad is not saved, as in torch
+        return (_rebuild_tensor, (self._backend.to_numpy(self._data), self.device, self.dtype, self._requires_grad))
+
     def _describe(self) -> str:
         kind = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
                 "int32": "Int", "bool": "Bool"}[self.dtype.name]
@@ -527,6 +559,10 @@ class Tensor:
         """
         out = self._like(self._backend.copy(self._data))
         return record(out, "CloneBackward", (self,), lambda g: (g,))
+
+
+def _rebuild_tensor(array, device, dtype, requires_grad) -> Tensor:
+    return Tensor(array, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def _parse_to_args(tensor, args, kwargs):

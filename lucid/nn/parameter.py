@@ -43,6 +43,12 @@ class Parameter(Tensor):
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
+    def __deepcopy__(self, memo):
+        # as torch's Parameter: new storage, the same requires_grad, and no grad
+        result = type(self)(Tensor._make(self._backend.copy(self._data), self._backend), self.requires_grad)
+        memo[id(self)] = result
+        return result
+
     def __reduce_ex__(self, protocol):
         return (_rebuild, (self.detach(), self.requires_grad))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from .. import _factory
+from .._tensor import Tensor
 from . import _checks
 from ._shared import bias_corrections, weight_decay
 from .optimizer import Optimizer, scalar
@@ -80,9 +81,8 @@ class Adam(Optimizer):
     >>> optimizer = optim.Adam([w], lr=0.1)
     >>> (w * w).sum().backward()
     >>> optimizer.step()
-    >>> w
-    Parameter containing:
-    tensor([ 0.9, -1.9], requires_grad=True)
+    >>> [round(v, 6) for v in w.tolist()]   # the first step moves each weight by about lr
+    [0.9, -1.9]
     >>> sorted(optimizer.state[0])
     ['exp_avg', 'exp_avg_sq', 'step']
     """
@@ -98,10 +98,15 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
 
     def _check_hyperparameters(self, group):
+        if isinstance(group["lr"], Tensor) and group["foreach"] and not group["capturable"]:
+            raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
         _checks.learning_rate(group["lr"])
         _checks.epsilon(group["eps"])
         _checks.betas(group["betas"])
         _checks.non_negative("weight_decay", group["weight_decay"])
+        if not (all(isinstance(b, float) for b in group["betas"])
+                or all(isinstance(b, Tensor) for b in group["betas"])):
+            raise ValueError("betas must be either both floats or both Tensors")
 
     def init_state(self, param, group):
         state = {"step": 0, "exp_avg": _factory.zeros_like(param), "exp_avg_sq": _factory.zeros_like(param)}

@@ -17,6 +17,7 @@ converted to its parameter's device and dtype, one evaluation of everything a st
 from __future__ import annotations
 
 import copy
+import functools
 from collections import OrderedDict
 
 from .._autograd import enable_grad, no_grad
@@ -62,6 +63,41 @@ def register_optimizer_step_post_hook(hook):
     >>> handle.remove()
     """
     return add_hook(_global_step_post_hooks, hook)
+
+
+def _with_step_hooks(step):
+    """``step`` wrapped so the step hooks run around it, seeing its arguments as called.
+
+    Hooks get ``(optimizer, args, kwargs)`` with ``args[0]`` the optimizer, as in torch: a
+    closure passed by keyword is in ``kwargs``. A pre-hook may return ``(new_args,
+    new_kwargs)`` for the step. A subclass's ``step`` that calls ``super().step()`` runs
+    the hooks once, around the outer call.
+    """
+
+    @functools.wraps(step)
+    def wrapper(*args, **kwargs):
+        self = args[0]
+        if getattr(self, "_in_step", False):
+            return step(*args, **kwargs)
+        for hook in (*_global_step_pre_hooks.values(), *self._step_pre_hooks.values()):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(
+                        f"{hook} must return None or a tuple of (new_args, new_kwargs), but got {result}."
+                    )
+                args, kwargs = result
+        self._in_step = True
+        try:
+            out = step(*args, **kwargs)
+        finally:
+            self._in_step = False
+        for hook in (*self._step_post_hooks.values(), *_global_step_post_hooks.values()):
+            hook(self, args, kwargs)
+        return out
+
+    wrapper._with_step_hooks = True
+    return wrapper
 
 
 def scalar(value):
@@ -119,8 +155,15 @@ class Optimizer:
       raises NotImplementedError.
     """
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_with_step_hooks", False):
+            cls.step = _with_step_hooks(step)
+
     def __init__(self, params, defaults: dict):
         self.defaults = defaults
+        self._check_hyperparameters(defaults)  # first, as torch checks them before the params
         self._step_pre_hooks: OrderedDict = OrderedDict()
         self._step_post_hooks: OrderedDict = OrderedDict()
         self._state_dict_pre_hooks: OrderedDict = OrderedDict()
@@ -137,7 +180,6 @@ class Optimizer:
                 "optimizer parameters need to be organized in ordered collections, but the ordering "
                 "of tensors in sets will change between runs. Please use a list instead."
             )
-        self._check_hyperparameters(defaults)
         self.state = OptimizerState(self)
         self.param_groups: list[dict] = []
         self._flat = None
@@ -321,20 +363,9 @@ class Optimizer:
         -------
         The closure's loss, or None without a closure.
         """
-        args, kwargs = (self,) if closure is None else (self, closure), {}
-        for hook in (*_global_step_pre_hooks.values(), *self._step_pre_hooks.values()):
-            result = hook(self, args, kwargs)
-            if result is not None:
-                if not (isinstance(result, tuple) and len(result) == 2):
-                    raise RuntimeError(
-                        f"{hook} must return None or a tuple of (new_args, new_kwargs), but got {result}."
-                    )
-                args, kwargs = result
-        closure = args[1] if len(args) > 1 else kwargs.get("closure")
-        loss = self._step(closure)
-        for hook in (*self._step_post_hooks.values(), *_global_step_post_hooks.values()):
-            hook(self, args, kwargs)
-        return loss
+        return self._step(closure)
+
+    step = _with_step_hooks(step)
 
     def _step(self, closure):
         loss = None
