@@ -28,7 +28,8 @@ def parity_dtype(device):
 
 
 def host(t) -> np.ndarray:
-    return np.array(t.detach().tolist(), dtype=np.float64)
+    """The values as float64 NumPy (a copy, shape kept even when empty)."""
+    return np.array(np.asarray(t.detach()), dtype=np.float64)
 
 
 def exact(t) -> np.ndarray:
@@ -654,3 +655,16 @@ def test_training_loop_matches_torch(device):
                 p.sub_(p.grad * lr)
     for (name, p), t_p in zip(ours.named_parameters(), theirs.parameters()):
         close(host(p), t_p.detach().numpy(), dtype.name)
+
+
+def test_deepcopy_and_pickle_keep_tied_parameters_tied(device):
+    import copy
+    import pickle
+
+    layer = nn.Linear(3, 3)
+    net = nn.Sequential(layer, nn.Tanh(), layer).to(device)
+    for clone in (copy.deepcopy(net), pickle.loads(pickle.dumps(net))):
+        assert clone[0].weight is clone[2].weight and clone[0].weight is not layer.weight
+        assert len(list(clone.parameters())) == 2
+        assert clone[0].weight.device == device
+        assert np.array_equal(exact(clone[0].weight), exact(layer.weight))

@@ -34,6 +34,15 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input):
+        """``max(input, 0)`` elementwise.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn
+        >>> nn.ReLU()(lucid.tensor([-1.0, 1.0]))
+        tensor([0., 1.])
+        """
         return F.relu(input)
 
     def extra_repr(self) -> str:
@@ -52,6 +61,15 @@ class Tanh(Module):
     """
 
     def forward(self, input):
+        """``tanh(input)`` elementwise.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn
+        >>> nn.Tanh()(lucid.tensor([0.0]))
+        tensor([0.])
+        """
         return lucid.tanh(input)
 
 
@@ -67,4 +85,13 @@ class Sigmoid(Module):
     """
 
     def forward(self, input):
+        """``1 / (1 + exp(-input))`` elementwise.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn
+        >>> nn.Sigmoid()(lucid.tensor([0.0]))
+        tensor([0.5])
+        """
         return lucid.sigmoid(input)

@@ -127,6 +127,15 @@ class Sequential(Module):
         return self
 
     def forward(self, input):
+        """Pass ``input`` through each module in order and return the last output.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn
+        >>> nn.Sequential(nn.ReLU(), nn.Sigmoid())(lucid.tensor([-5.0, 0.0]))
+        tensor([0.5, 0.5])
+        """
         for module in self:
             input = module(input)
         return input

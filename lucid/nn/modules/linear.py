@@ -92,6 +92,18 @@ class Linear(Module):
             _uniform_(self.bias, 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0)
 
     def forward(self, input):
+        """``input @ weight.T + bias`` for an ``input`` of shape ``(*, in_features)``.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn
+        >>> layer = nn.Linear(2, 1)
+        >>> layer.load_state_dict({"weight": lucid.tensor([[1.0, 2.0]]), "bias": lucid.tensor([0.5])})
+        <All keys matched successfully>
+        >>> layer(lucid.tensor([[1.0, 1.0]]))
+        tensor([[3.5]], grad_fn=<AddBackward>)
+        """
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:

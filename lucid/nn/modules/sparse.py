@@ -110,6 +110,18 @@ class Embedding(Module):
                 self.weight[self.padding_idx] = 0
 
     def forward(self, input):
+        """The rows of ``weight`` named by the integer tensor ``input``: shape ``input.shape + (embedding_dim,)``.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn
+        >>> emb = nn.Embedding.from_pretrained(lucid.tensor([[0.0, 1.0], [2.0, 3.0]]))
+        >>> emb(lucid.tensor([[1], [0]]))
+        tensor([[[2., 3.]],
+        <BLANKLINE>
+                [[0., 1.]]])
+        """
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                            self.scale_grad_by_freq, self.sparse)
 
