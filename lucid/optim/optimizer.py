@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import copy
 import functools
+import math
+import numbers
 from collections import OrderedDict
 
 from .._autograd import enable_grad, no_grad
@@ -579,6 +581,8 @@ class Optimizer:
         >>> fresh.state[0]["step"], fresh.param_groups[0]["lr"]
         (1, 0.1)
         """
+        if not isinstance(state_dict, dict):
+            raise ValueError(f"a state dict must be a dict, got {type(state_dict).__name__}")
         state_dict = dict(state_dict)
         for hook in self._load_state_dict_pre_hooks.values():
             replaced = hook(self, state_dict)
@@ -597,6 +601,12 @@ class Optimizer:
         if not isinstance(state_dict, dict) or "state" not in state_dict or "param_groups" not in state_dict:
             raise ValueError("a state dict must be a dict with 'state' and 'param_groups' entries")
         saved_groups = state_dict["param_groups"]
+        if not isinstance(saved_groups, (list, tuple)) or not all(
+            isinstance(g, dict) and isinstance(g.get("params"), (list, tuple)) for g in saved_groups
+        ):
+            raise ValueError("a state dict's 'param_groups' must be a list of dicts, each with a 'params' list")
+        if not isinstance(state_dict["state"], dict):
+            raise ValueError(f"a state dict's 'state' must be a dict, got {type(state_dict['state']).__name__}")
         if len(saved_groups) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
         new_groups, param_of, group_of = [], {}, {}
@@ -635,14 +645,19 @@ class Optimizer:
         for key, value in saved.items():
             if key == "step":
                 step = scalar(value)
-                if step != int(step) or step < 0:
+                if (isinstance(step, bool) or not isinstance(step, numbers.Real) or not math.isfinite(step)
+                        or step != int(step) or step < 0):
                     raise ValueError(f"loaded state of parameter {index} has a step count of {value!r}")
                 state[key] = int(step)
                 continue
             if not isinstance(value, Tensor) and hasattr(value, "shape") and hasattr(value, "dtype"):
                 value = Tensor(value)  # host arrays, e.g. from a checkpoint file
+            expected = template.get(key)
+            if isinstance(expected, Tensor) and not isinstance(value, Tensor):
+                raise ValueError(
+                    f"loaded state of parameter {index} has {key!r} of type {type(value).__name__}, expected a Tensor"
+                )
             if isinstance(value, Tensor):
-                expected = template.get(key)
                 if isinstance(expected, Tensor) and value.shape != expected.shape:
                     raise ValueError(
                         f"loaded state of parameter {index} has {key!r} of shape {value.shape}, "
