@@ -308,7 +308,63 @@ FAMILY_A_CASES: list[OptimCase] = []
 # --- end of part A
 
 # --- the optimizer family, part B (Adafactor, Muon, Lion; LBFGS has its own closure cases)
-FAMILY_B_CASES: list[OptimCase] = []
+# Muon takes 2-D params only: a tall, a wide and a square one. Adafactor also runs on a
+# 3-D param, factored over its last two dimensions.
+MUON_SHAPES = (((4, 3), (3, 5)), ((4, 4),))
+ADAFACTOR_3D_SHAPES = (((2, 4, 3), (5,)), ((3, 2),))
+# The exactly convergent quintic Newton-Schulz polynomial (15/8, -10/8, 3/8).
+NS_CONVERGENT = (1.875, -1.25, 0.375)
+
+
+def _shaped(case, shapes):
+    """``case`` with the params of group ``g`` shaped ``shapes[g]``."""
+    import dataclasses
+
+    groups = tuple({**group, "shapes": shape} for group, shape in zip(case.groups, shapes))
+    return dataclasses.replace(case, groups=groups)
+
+
+FAMILY_B_CASES: list[OptimCase] = [
+    # Adafactor: OptimizerInfo's configs (default, lr, tensor lr, wd, maximize, beta2_decay,
+    # eps), then d, and a 3-D param. Group 1 (a (2, 3) param) keeps its own settings.
+    _case("adafactor_default", "Adafactor", {}, {"lr": 0.05}),
+    _case("adafactor_tensor_lr", "Adafactor", {"lr": TENSOR_LR}, {"lr": 0.01}),
+    _case("adafactor_lr_wd", "Adafactor", {"lr": 0.05, "weight_decay": 0.1}, {"weight_decay": 0.0}),
+    _case("adafactor_maximize", "Adafactor", {"lr": 0.05, "maximize": True, "weight_decay": 0.1}, {"maximize": False}),
+    _case("adafactor_beta2_decay_d", "Adafactor", {"beta2_decay": -0.5, "d": 1.5}, {"beta2_decay": -0.8, "d": 1.0}),
+    # eps1 large enough that the variance floor eps1**2 and the mean-row floor eps1 bite.
+    _case("adafactor_eps", "Adafactor", {"lr": 0.05, "eps": (0.05, 1e-2)}, {"eps": (None, 0.5)}),
+    _shaped(_case("adafactor_3d", "Adafactor", {"lr": 0.05}, {"weight_decay": 0.1}), ADAFACTOR_3D_SHAPES),
+    # Muon (2-D only): default, tensor lr, momentum and nesterov, weight decay, the lr
+    # adjustments, and the Newton-Schulz settings.
+    _shaped(_case("muon_default", "Muon", {}, {"lr": 0.01}), MUON_SHAPES),
+    _shaped(_case("muon_tensor_lr", "Muon", {"lr": TENSOR_LR}, {"lr": 0.01}), MUON_SHAPES),
+    _shaped(
+        _case("muon_momentum_nesterov", "Muon", {"lr": 0.02, "momentum": 0.9}, {"nesterov": False}, {"nesterov": True}),
+        MUON_SHAPES,
+    ),
+    _shaped(_case("muon_wd", "Muon", {"lr": 0.02, "weight_decay": 0.5}, {"weight_decay": 0.0}), MUON_SHAPES),
+    _shaped(
+        _case("muon_adjust_lr", "Muon", {"lr": 0.02, "adjust_lr_fn": "match_rms_adamw"}, {"adjust_lr_fn": "original"}),
+        MUON_SHAPES,
+    ),
+    _shaped(
+        _case(
+            "muon_ns",
+            "Muon",
+            {"lr": 0.02, "ns_coefficients": NS_CONVERGENT, "ns_steps": 3, "eps": 1e-3},
+            {"ns_steps": 7, "ns_coefficients": (3.4445, -4.775, 2.0315), "eps": 1e-7},
+        ),
+        MUON_SHAPES,
+    ),
+    # Lion (torch has none; the golden values come from torch_reference.lion_class):
+    # default, tensor lr, betas, weight decay, maximize.
+    _case("lion_default", "Lion", {}, {"lr": 1e-3}),
+    _case("lion_tensor_lr", "Lion", {"lr": TENSOR_LR}, {"lr": 1e-4}),
+    _case("lion_lr_betas", "Lion", {"lr": 1e-3, "betas": (0.95, 0.98)}, {"betas": (0.5, 0.9)}),
+    _case("lion_wd", "Lion", {"lr": 1e-3, "weight_decay": 0.5}, {"weight_decay": 0.0}),
+    _case("lion_maximize", "Lion", {"lr": 1e-3, "maximize": True, "weight_decay": 0.1}, {"maximize": False}),
+]
 # --- end of part B
 
 CASES += FAMILY_A_CASES + FAMILY_B_CASES

@@ -22,6 +22,9 @@ REQUIRED_FLAGS = {
     "Adam": {"lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "decoupled_weight_decay"},
     "AdamW": {"lr", "weight_decay", "amsgrad", "maximize"},
     "SparseAdam": {"lr", "betas", "eps", "maximize"},
+    "Adafactor": {"lr", "beta2_decay", "eps", "d", "weight_decay", "maximize"},
+    "Muon": {"lr", "weight_decay", "momentum", "nesterov", "ns_coefficients", "eps", "ns_steps", "adjust_lr_fn"},
+    "Lion": {"lr", "betas", "weight_decay", "maximize"},
 }
 
 # torch's vectorised CPU kernels (AVX2 and AVX512 here) fuse `add(alpha=)` and

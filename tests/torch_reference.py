@@ -6,6 +6,8 @@ imported (and doctest-collected) where torch is not installed.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from optim_cases import OptimCase, gradient, initial_params, touched_rows
@@ -25,6 +27,100 @@ def _to_torch(value):
     if isinstance(value, np.ndarray):
         return torch.from_numpy(value.copy())
     return value
+
+
+def lion_class():
+    """A torch reference implementation of Lion, which torch.optim does not have.
+
+    Lion (Chen et al. 2023, "Symbolic Discovery of Optimization Algorithms", Algorithm 2),
+    with the arithmetic of ``mlx.optimizers.Lion``: per parameter, with gradient ``g``
+    (negated if ``maximize``) and state ``exp_avg`` (``m``, zeros at first)::
+
+        c     = beta1 * m + (1 - beta1) * g        # two products and a sum, no lerp
+        theta = theta * (1 - lr * weight_decay)     # decoupled decay, before the update
+        theta = theta - lr * sign(c)
+        m     = beta2 * m + (1 - beta2) * g
+
+    Signature: ``Lion(params, lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0, *,
+    maximize=False)``, lucid.optim.Lion's. It is checked against ``mlx.optimizers.Lion``
+    in tests/test_lion_reference.py. The class is built on first use, as torch is imported
+    lazily.
+    """
+    import torch
+
+    class Lion(torch.optim.Optimizer):
+        def __init__(self, params, lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0, *, maximize=False):
+            defaults = {"lr": lr, "betas": betas, "weight_decay": weight_decay, "maximize": maximize}
+            super().__init__(params, defaults)
+
+        @torch.no_grad()
+        def step(self, closure=None):
+            for group in self.param_groups:
+                lr = float(group["lr"])
+                beta1, beta2 = group["betas"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    grad = -p.grad if group["maximize"] else p.grad
+                    state = self.state[p]
+                    if not state:
+                        state["exp_avg"] = torch.zeros_like(p)
+                    exp_avg = state["exp_avg"]
+                    c = exp_avg * beta1 + grad * (1 - beta1)
+                    if group["weight_decay"] != 0:
+                        p.mul_(1 - lr * group["weight_decay"])
+                    p.sub_(torch.sign(c) * lr)
+                    exp_avg.mul_(beta2).add_(grad * (1 - beta2))
+            return None
+
+    return Lion
+
+
+@contextlib.contextmanager
+def muon_in_param_dtype():
+    """Run torch.optim.Muon's Newton-Schulz iteration in the parameter's dtype, not bfloat16.
+
+    torch casts the iteration's input to bfloat16; lucid has no bfloat16 and iterates in
+    the parameter's dtype. This swaps in torch's own function with that one cast removed
+    (``grad.clone()`` for ``grad.bfloat16()``), so the golden values are exact.
+    """
+    import torch
+    from torch.optim import _muon
+
+    original = _muon._zeropower_via_newtonschulz
+
+    def in_param_dtype(grad, ns_coefficients, ns_steps, eps):
+        if ns_steps >= 100:
+            raise ValueError("Number of steps must be less than 100 for computational efficiency")
+        if len(grad.shape) != 2:
+            raise ValueError("Input tensor gradient must be a 2D matrix")
+        a, b, c = ns_coefficients
+        ortho_grad = grad.clone()  # torch: grad.bfloat16()
+        if grad.size(0) > grad.size(1):
+            ortho_grad = ortho_grad.T
+        ortho_grad.div_(ortho_grad.norm().clamp(min=eps))
+        for _ in range(ns_steps):
+            gram_matrix = ortho_grad @ ortho_grad.T
+            gram_update = torch.addmm(gram_matrix, gram_matrix, gram_matrix, beta=b, alpha=c)
+            ortho_grad = torch.addmm(ortho_grad, gram_update, ortho_grad, beta=a)
+        if grad.size(0) > grad.size(1):
+            ortho_grad = ortho_grad.T
+        return ortho_grad
+
+    _muon._zeropower_via_newtonschulz = in_param_dtype
+    try:
+        yield
+    finally:
+        _muon._zeropower_via_newtonschulz = original
+
+
+def optimizer_class(name: str):
+    """torch.optim's class called ``name``, or the reference implementation above (Lion)."""
+    import torch
+
+    if name == "Lion":
+        return lion_class()
+    return getattr(torch.optim, name)
 
 
 def run_torch(case: OptimCase, dtype) -> dict[str, np.ndarray]:
@@ -61,7 +157,8 @@ def run_torch(case: OptimCase, dtype) -> dict[str, np.ndarray]:
         groups.append({"params": params[start : start + n], **overrides})
         start += n
     kwargs = {k: _to_torch(v) for k, v in case.kwargs.items()}
-    optimizer = getattr(torch.optim, case.optimizer)(groups, **kwargs)
+    optimizer = optimizer_class(case.optimizer)(groups, **kwargs)
+    context = muon_in_param_dtype if case.optimizer == "Muon" else contextlib.nullcontext
 
     out = {f"p{i}": np.empty((steps + 1, *p.shape), dtype=dtype) for i, p in enumerate(params)}
     for i, p in enumerate(params):
@@ -87,7 +184,8 @@ def run_torch(case: OptimCase, dtype) -> dict[str, np.ndarray]:
                 )
             else:
                 p.grad = torch.from_numpy(g)
-        optimizer.step()
+        with context():
+            optimizer.step()
 
         for i, p in enumerate(params):
             out[f"p{i}"][t] = p.detach().numpy()
@@ -97,12 +195,16 @@ def run_torch(case: OptimCase, dtype) -> dict[str, np.ndarray]:
                 if key == "step":
                     # Adam keeps a 0-d float32 tensor, SparseAdam a Python int.
                     out[f"s{i}.step"][t - 1] = int(value)
-                elif isinstance(value, torch.Tensor) and value.shape == p.shape:
+                elif isinstance(value, torch.Tensor) and value.dim() in (p.dim(), 0):
+                    # shaped like the param, or a factor of it (Adafactor's row_var, col_var),
+                    # or 0-d (ASGD's eta and mu, NAdam's mu_product: float32 in torch whatever
+                    # the param dtype, stored here in the param dtype, exactly)
                     name = f"s{i}.{key}"
                     if name not in out:
-                        out[name] = np.full((steps, *p.shape), np.nan, dtype=dtype)
+                        out[name] = np.full((steps, *value.shape), np.nan, dtype=dtype)
                     out[name][t - 1] = value.detach().numpy()
                 else:
                     # Fail loudly rather than silently drop state lucid must match.
                     raise TypeError(f"{case.name}: unexpected state {key!r} of type {type(value).__name__}")
     return out
+

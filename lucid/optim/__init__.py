@@ -14,7 +14,10 @@ Examples
 ...     optimizer.step()
 """
 
+from .adafactor import Adafactor
 from .adam import Adam, AdamW
+from .lion import Lion
+from .muon import Muon
 from .optimizer import Optimizer, register_optimizer_step_post_hook, register_optimizer_step_pre_hook, required
 from .sgd import SGD
 from .sparse_adam import SparseAdam
@@ -22,4 +25,5 @@ from .sparse_adam import SparseAdam
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "SparseAdam", "required",
     "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
+    "Lion", "Adafactor", "Muon",
 ]

@@ -23,3 +23,21 @@ def bias_corrections(betas, step: int):
     """``1 - beta1**t`` and ``1 - beta2**t`` for step ``t`` (Python floats, as torch computes them)."""
     beta1, beta2 = betas
     return 1 - beta1**step, 1 - beta2**step
+
+
+def norm(tensor: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """The 2-norm ``sqrt(sum(x * x))`` of ``tensor`` (over ``dim``, or all of it), in its dtype."""
+    return (tensor * tensor).sum(dim=dim, keepdim=keepdim).sqrt()
+
+
+def torch_number(value):
+    """A hyperparameter as a number that rounds the way torch's arithmetic on it does.
+
+    A Python number stays one. A one-element Tensor (a "tensor lr") becomes a NumPy scalar
+    of its dtype: torch keeps such an lr as a 0-d tensor, so ``lr * x`` and ``1 - lr * wd``
+    round to its dtype (float32), and a NumPy scalar does the same with Python numbers.
+    Pass ``float(...)`` of the result to Tensor methods.
+    """
+    if isinstance(value, Tensor):
+        return value._backend.to_numpy(value._data).reshape(())[()]
+    return value
