@@ -50,6 +50,10 @@ class set_grad_enabled:
         return False
 
     def __call__(self, fn):
+        # as a decorator, the mode applies to the calls only: undo what __init__ switched
+        if type(self) is set_grad_enabled:
+            _mode.enabled = self._previous
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with type(self)(self.mode) if type(self) is set_grad_enabled else type(self)():
@@ -69,12 +73,20 @@ class no_grad(set_grad_enabled):
     ...     y = x * 2
     >>> y.requires_grad
     False
-    >>> @lucid.no_grad()
+    >>> @lucid.no_grad
     ... def double(t):
     ...     return t * 2
     >>> double(x).requires_grad
     False
     """
+
+    def __new__(cls, fn=None):
+        # ``@no_grad`` without parentheses decorates too, as in torch
+        self = object.__new__(cls)
+        if fn is None:
+            return self
+        self.__init__()
+        return self(fn)
 
     def __init__(self):
         self._previous = None
@@ -98,6 +110,8 @@ class enable_grad(set_grad_enabled):
     ...         (x * 2).requires_grad
     True
     """
+
+    __new__ = no_grad.__new__
 
     def __init__(self):
         self._previous = None
@@ -228,6 +242,10 @@ def _accumulate(tensor, grad, shared: bool) -> None:
             grad = backend.copy(grad)
         tensor._grad = Tensor._make(grad, backend)
     else:
+        # into the gradient's own buffer where it owns one (torch accumulates in place too)
         held = tensor.grad
-        held._data = backend.add(held._data, grad)
+        if backend.is_exclusive(held._data):
+            held._data = backend.inplace("add", held._data, grad)
+        else:
+            held._data = backend.add(held._data, grad)
         held._version += 1

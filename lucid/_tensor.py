@@ -27,6 +27,12 @@ def _infer_dtype(data) -> _dtype.dtype:
     raise TypeError(f"cannot make a tensor from {type(data).__name__} data of kind {kind!r}")
 
 
+def _check_dtype(dtype) -> _dtype.dtype:
+    if not isinstance(dtype, _dtype.dtype):
+        raise TypeError(f"dtype must be a lucid dtype such as lucid.float32, got {dtype!r}")
+    return dtype
+
+
 class Tensor:
     """A multi-dimensional array with autograd, on the ``"cpu"`` (NumPy) or ``"gpu"`` (MLX) device.
 
@@ -54,13 +60,13 @@ class Tensor:
     ((2, 2), lucid.float32, 'cpu')
     """
 
-    __slots__ = ("_data", "_backend", "_requires_grad", "_grad", "_node", "_version",
+    __slots__ = ("_data", "_backend", "_requires_grad", "_grad", "_node", "_versions",
                  "_retains_grad", "__weakref__")
     __array_priority__ = 1000  # NumPy defers to our reflected operators
 
     def __init__(self, data, dtype=None, device="cpu", requires_grad=False):
         backend = _backend.get(device)
-        dtype = _infer_dtype(data) if dtype is None else dtype
+        dtype = _infer_dtype(data) if dtype is None else _check_dtype(dtype)
         if isinstance(data, Tensor):
             data = data._data
         self._init(backend.asarray(data, dtype), backend)
@@ -72,22 +78,37 @@ class Tensor:
         self._requires_grad = False
         self._grad = None
         self._node = None
-        self._version = 0
+        self._versions = [0]  # one counter, shared by the tensors that share this storage
         self._retains_grad = False
 
     @classmethod
     def _make(cls, array, backend) -> "Tensor":
-        """Wrap a native ``array`` of ``backend`` without copying it."""
+        """Wrap a native ``array`` of ``backend`` (or a scalar) without copying it."""
         tensor = object.__new__(cls)
-        if not backend.owns(array) or not hasattr(array, "shape"):
-            array = backend.xp.asarray(array)
-        elif isinstance(array, np.generic):
-            array = np.asarray(array)
-        tensor._init(array, backend)
+        tensor._init(backend.native(array), backend)
         return tensor
 
     def _like(self, array) -> "Tensor":
         return Tensor._make(array, self._backend)
+
+    def _view(self, array) -> "Tensor":
+        """A tensor that may share ``self``'s storage, and so shares its version counter.
+
+        As in torch: an in-place write through either one bumps the version both report,
+        so a backward that saved one of them refuses to run on changed values.
+        """
+        out = Tensor._make(array, self._backend)
+        out._versions = self._versions
+        return out
+
+    @property
+    def _version(self) -> int:
+        """How many in-place writes this tensor's storage has had (torch's ``_version``)."""
+        return self._versions[0]
+
+    @_version.setter
+    def _version(self, value: int) -> None:
+        self._versions[0] = value
 
     # --- what it is ----------------------------------------------------------------------
     @property
@@ -231,7 +252,7 @@ class Tensor:
 
     def detach(self) -> "Tensor":
         """A tensor with the same values, outside the graph (shares storage, as in torch)."""
-        return self._like(self._data)
+        return self._view(self._data)
 
     def detach_(self) -> "Tensor":
         self._node = None
@@ -265,9 +286,7 @@ class Tensor:
         """The values as a NumPy array (shares memory on the cpu device, as torch does)."""
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        if isinstance(self._data, np.ndarray):
-            return self._data
-        return self._backend.to_numpy(self._data)
+        return self._backend.as_numpy(self._data)
 
     def __array__(self, dtype=None, copy=None):
         array = self._backend.to_numpy(self._data)
@@ -366,7 +385,10 @@ class Tensor:
         >>> x.to("cpu") is x
         True
         """
+        copy = bool(kwargs.pop("copy", False))
         device, dtype = _parse_to_args(self, args, kwargs)
+        if copy and device == self.device and dtype is self.dtype:
+            return self.clone()
         return _convert(self, device, dtype)
 
     def half(self) -> "Tensor":
@@ -408,21 +430,40 @@ class Tensor:
                 "run them under lucid.no_grad() or use the out-of-place op"
             )
 
-    def _operand(self, other):
-        """``other`` as a native array of this tensor's device, or a Python scalar."""
+    def _operand(self, other, check=True, floating=False):
+        """``other`` as a native array of this tensor's device, or a Python scalar.
+
+        Checks what an in-place op needs: the same device, a shape that broadcasts to this
+        tensor's without growing it, and (unless only copying) a result type this tensor's
+        dtype can hold, as torch does (an int64 tensor can't take ``add_(0.5)``).
+        """
         if isinstance(other, Tensor):
             if other.device != self.device:
                 raise RuntimeError(
                     "Expected all tensors to be on the same device, but found at least two devices, "
                     f"{self.device} and {other.device}!"
                 )
-            return other._data
-        if isinstance(other, numbers.Number):
-            return other
-        return Tensor(other, dtype=self.dtype, device=self.device)._data
+        elif not isinstance(other, numbers.Number):
+            other = Tensor(other, dtype=self.dtype, device=self.device)
+        if check and isinstance(other, Tensor):
+            from ._ops.broadcast import check_inplace
+
+            check_inplace(self.shape, other.shape)
+        if check:
+            result = _dtype.result_type(self, other)
+            if floating and not result.is_floating_point:
+                result = _dtype.default_float
+            if result.category > self.dtype.category:
+                raise RuntimeError(f"result type {result.name} can't be cast to the desired output type {self.dtype.name}")
+        return other._data if isinstance(other, Tensor) else other
 
     def _inplace(self, name, *args) -> "Tensor":
         self._data = self._backend.inplace(name, self._data, *args)
+        self._version += 1
+        return self
+
+    def _assign(self, value) -> "Tensor":
+        self._data = self._backend.assign(self._data, value)
         self._version += 1
         return self
 
@@ -443,7 +484,7 @@ class Tensor:
 
     def div_(self, other) -> "Tensor":
         self._check_inplace(other)
-        return self._inplace("divide", self._operand(other))
+        return self._inplace("divide", self._operand(other, floating=True))
 
     def neg_(self) -> "Tensor":
         self._check_inplace()
@@ -466,7 +507,7 @@ class Tensor:
         return self._inplace("maximum", self._operand(other))
 
     def clamp_(self, min=None, max=None) -> "Tensor":
-        self._check_inplace()
+        self._check_inplace(min, max)
         if min is not None:
             self._inplace("maximum", self._operand(min))
         if max is not None:
@@ -475,18 +516,19 @@ class Tensor:
 
     def lerp_(self, end, weight) -> "Tensor":
         """``self += weight * (end - self)``, torch's formula for either half of [0, 1]."""
-        self._check_inplace(end)
+        self._check_inplace(end, weight)
         b = self._backend
         end = self._operand(end)
-        if weight < 0.5:
-            return self._inplace("add", b.multiply(b.subtract(end, self._data), weight))
-        # end - (end - self) * (1 - weight): exact at weight == 1
-        step = b.multiply(b.subtract(end, self._data), 1 - weight)
-        self._data = b.subtract(end, step)
-        if b.dtype_of(self._data) is not b.dtype_of(step):
-            self._data = b.astype(self._data, b.dtype_of(step))
-        self._version += 1
-        return self
+        diff = b.subtract(end, self._data)
+        if isinstance(weight, numbers.Number):
+            if weight < 0.5:
+                return self._inplace("add", b.multiply(diff, weight))
+            # end - (end - self) * (1 - weight): exact at weight == 1
+            return self._assign(b.subtract(end, b.multiply(diff, 1 - weight)))
+        w = self._operand(weight)
+        low = b.add(self._data, b.multiply(diff, w))
+        high = b.subtract(end, b.multiply(diff, b.subtract(1, w)))
+        return self._assign(b.where(b.compare("less", w, 0.5), low, high))
 
     def addcmul_(self, tensor1, tensor2, value=1) -> "Tensor":
         """``self += value * tensor1 * tensor2``."""
@@ -499,7 +541,7 @@ class Tensor:
     def addcdiv_(self, tensor1, tensor2, value=1) -> "Tensor":
         """``self += value * tensor1 / tensor2``."""
         self._check_inplace(tensor1, tensor2)
-        quotient = self._backend.divide(self._operand(tensor1), self._operand(tensor2))
+        quotient = self._backend.divide(self._operand(tensor1), self._operand(tensor2, floating=True))
         if value != 1:
             quotient = self._backend.multiply(quotient, value)
         return self._inplace("add", quotient)
@@ -507,41 +549,49 @@ class Tensor:
     def copy_(self, src) -> "Tensor":
         """Write ``src``'s values (broadcast, cast to this dtype, moved to this device) into self."""
         self._check_inplace(src)
-        b = self._backend
         if isinstance(src, Tensor) and src.device != self.device:
             src = src.to(self.device)
-        value = b.broadcast_to(self._operand(src), self.shape)
-        value = b.astype(value, self.dtype)
-        if isinstance(self._data, np.ndarray):
-            np.copyto(self._data, value)
-        else:
-            self._data = b.copy(value)
-        self._version += 1
-        return self
+        if isinstance(src, Tensor):
+            from ._ops.broadcast import check_inplace
+
+            check_inplace(self.shape, src.shape)
+        return self._assign(self._operand(src, check=False))
 
     def zero_(self) -> "Tensor":
         return self.fill_(0)
 
     def fill_(self, value) -> "Tensor":
         self._check_inplace(value)
-        b = self._backend
-        if isinstance(self._data, np.ndarray):
-            self._data.fill(value.item() if isinstance(value, Tensor) else value)
-        else:
-            self._data = b.full(self.shape, value.item() if isinstance(value, Tensor) else value, self.dtype)
-        self._version += 1
-        return self
+        if isinstance(value, Tensor):
+            if value.ndim:
+                raise RuntimeError(
+                    f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions."
+                )
+            value = value.item()
+        return self._assign(value)
 
     def __setitem__(self, index, value) -> None:
         """In-place assignment ``self[index] = value`` (not recorded by autograd)."""
         self._check_inplace(value)
+        from ._ops.broadcast import broadcast_shapes
         from ._ops.indexing import normalize_index
 
+        b = self._backend
         index = normalize_index(self, index)
-        value = self._operand(value)
+        value = self._operand(value, check=False)
         if not isinstance(value, numbers.Number):
-            value = self._backend.astype(value, self.dtype)
-        self._data = self._backend.setitem(self._data, index, value)
+            target, value_shape = b.shape(b.getitem(self._data, index)), b.shape(value)
+            try:
+                fits = broadcast_shapes(target, value_shape) == target
+            except RuntimeError:
+                fits = False
+            if not fits:
+                raise RuntimeError(
+                    f"shape mismatch: value tensor of shape {list(value_shape)} cannot be broadcast to "
+                    f"indexing result of shape {list(target)}"
+                )
+            value = b.astype(value, self.dtype)
+        self._data = b.setitem(self._data, index, value)
         self._version += 1
 
     def clone(self) -> "Tensor":
@@ -567,7 +617,6 @@ def _rebuild_tensor(array, device, dtype, requires_grad) -> Tensor:
 
 def _parse_to_args(tensor, args, kwargs):
     device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
-    kwargs.pop("copy", None)
     kwargs.pop("non_blocking", None)
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
@@ -581,7 +630,7 @@ def _parse_to_args(tensor, args, kwargs):
         else:
             raise TypeError(f"to() expected a device, a dtype or a Tensor, got {arg!r}")
     device = tensor.device if device is None else _backend.canonical_device(device)
-    return device, (tensor.dtype if dtype is None else dtype)
+    return device, (tensor.dtype if dtype is None else _check_dtype(dtype))
 
 
 def _convert(tensor, device, dtype):

@@ -7,6 +7,9 @@ host data, dtype mapping, scatter-add, in-place writes, evaluation).
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import numpy as np
 
 from .. import _dtype
@@ -41,6 +44,14 @@ class Backend:
         """An array that no later in-place write through ``array`` can change."""
         raise NotImplementedError
 
+    def native(self, value):
+        """``value`` (a native array, a NumPy scalar or a Python number) as a native array, uncopied."""
+        return value if self.owns(value) and hasattr(value, "shape") else self.xp.asarray(value)
+
+    def as_numpy(self, array) -> np.ndarray:
+        """``array`` as a NumPy array, sharing its memory where the backend's arrays are NumPy's."""
+        return self.to_numpy(array)
+
     def astype(self, array, dtype: _dtype.dtype):
         return array.astype(self.native_dtype(dtype))
 
@@ -64,7 +75,12 @@ class Backend:
         return self.xp.full(tuple(shape), value, dtype=self.native_dtype(dtype))
 
     def arange(self, start, stop, step, dtype):
-        return self.xp.arange(start, stop, step, dtype=self.native_dtype(dtype))
+        # torch's values on every device: start + i * step in float64 (or int64), then cast
+        # (np.arange steps by (start + step) - start, which is not step in floating point)
+        count = max(math.ceil((stop - start) / step), 0)
+        exact = all(isinstance(v, numbers.Integral) for v in (start, stop, step))
+        host = start + step * np.arange(count, dtype=np.int64 if exact else np.float64)
+        return self.asarray(host, dtype)
 
     # --- elementwise ---------------------------------------------------------------------
     def add(self, a, b):
@@ -199,6 +215,14 @@ class Backend:
         return np.flatnonzero(self.to_numpy(a)).astype(np.int64)
 
     # --- in place ------------------------------------------------------------------------
+    def assign(self, a, value):
+        """``a`` holding ``value`` (an array or a number, broadcast and cast to ``a``'s dtype).
+
+        Written into ``a``'s buffer where the backend can, so every holder of it sees the
+        new values; the caller must rebind to the return value (as with :meth:`inplace`).
+        """
+        raise NotImplementedError
+
     def inplace(self, name: str, a, *args):
         """``a = xp.<name>(a, *args)``, written into ``a``'s buffer where the backend can.
 

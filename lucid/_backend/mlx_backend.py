@@ -56,7 +56,12 @@ class MlxBackend(Backend):
         return mx.array(host, dtype=_TO_NATIVE[dtype])
 
     def to_numpy(self, array):
+        if array.dtype == mx.bfloat16:  # NumPy has no bfloat16
+            array = array.astype(mx.float32)
         return np.array(array, copy=True)
+
+    def native(self, value):
+        return value if isinstance(value, mx.array) else mx.array(value)
 
     def copy(self, array):
         return array  # arrays are values here: no write can reach another holder
@@ -64,8 +69,26 @@ class MlxBackend(Backend):
     def eval(self, arrays):
         mx.eval(list(arrays))
 
+    def exp(self, a):
+        return _exp64(a) if a.dtype == mx.float64 else mx.exp(a)
+
     def sigmoid(self, a):
-        return mx.sigmoid(a)
+        if a.dtype != mx.float64:
+            return mx.sigmoid(a)
+        e = _exp64(-mx.abs(a))  # as the NumPy backend: exp of non-positive numbers only
+        return mx.where(a >= 0, 1 / (1 + e), e / (1 + e))
+
+    def matmul(self, a, b):
+        if mx.issubdtype(a.dtype, mx.inexact):
+            return mx.matmul(a, b)
+        # MLX multiplies floating types only: integers go through an exact broadcast product
+        left, right = a.ndim == 1, b.ndim == 1
+        a = a[None, :] if left else a
+        b = b[:, None] if right else b
+        out = mx.sum(mx.expand_dims(a, -1) * mx.expand_dims(b, -3), axis=-2)
+        if left:
+            out = mx.squeeze(out, -2)
+        return mx.squeeze(out, -1) if right else out
 
     def normalize_index(self, index):
         # MLX cannot index with boolean masks: turn each into the integer indices it selects
@@ -91,7 +114,29 @@ class MlxBackend(Backend):
     def argmin(self, a, axis, keepdims=False):
         return mx.argmin(a, axis=axis, keepdims=keepdims)
 
+    def assign(self, a, value):
+        value = value.astype(a.dtype) if isinstance(value, mx.array) else mx.array(value, dtype=a.dtype)
+        return mx.broadcast_to(value, a.shape)
+
     def inplace(self, name, a, *args):
         out = getattr(mx, name)(a, *args)
         # an in-place op keeps its target's dtype, as NumPy's out= and torch do
         return out if out.dtype == a.dtype else out.astype(a.dtype)
+
+
+# MLX's float64 exp (and sigmoid) has float32 accuracy (relative error ~1e-6, ml-explore/mlx
+# #3047), while expm1 and power are accurate: reduce to |r| <= ln(2)/2 and scale by 2**k.
+_LN2_HI = 6.93147180369123816490e-01  # ln 2 in two parts (fdlibm's), so k * _LN2_HI is exact
+_LN2_LO = 1.90821492927058770002e-10
+_INV_LN2 = 1.4426950408889634
+
+
+def _exp64(x):
+    k = mx.round(x * _INV_LN2)
+    r = (x - k * _LN2_HI) - k * _LN2_LO
+    two = mx.array(2.0, dtype=mx.float64)
+    half = mx.floor(k / 2)
+    # two factors, so 2**k neither overflows before exp(x) does nor underflows too early
+    out = (mx.expm1(r) + 1) * mx.power(two, half) * mx.power(two, k - half)
+    out = mx.where(x > 709.79, mx.array(np.inf, dtype=mx.float64), out)
+    return mx.where(mx.isnan(x), x, mx.where(x < -745.2, mx.zeros_like(x), out))

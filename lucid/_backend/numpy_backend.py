@@ -36,11 +36,19 @@ class NumpyBackend(Backend):
 
     def asarray(self, data, dtype):
         if not isinstance(data, np.ndarray) and type(data).__module__.startswith("mlx"):
-            data = np.array(data)
+            from . import of_array
+
+            data = of_array(data).to_numpy(data)
         return np.array(data, dtype=_TO_NATIVE[dtype], copy=True)
 
     def to_numpy(self, array):
         return np.array(array, copy=True)
+
+    def native(self, value):
+        return np.asarray(value)
+
+    def as_numpy(self, array):
+        return array
 
     def copy(self, array):
         return np.array(array, copy=True)
@@ -73,6 +81,10 @@ class NumpyBackend(Backend):
 
     def argmin(self, a, axis, keepdims=False):
         return np.argmin(a, axis=axis, keepdims=keepdims)
+
+    def assign(self, a, value):
+        np.copyto(a, value, casting="unsafe")
+        return a
 
     def inplace(self, name, a, *args):
         getattr(np, name)(a, *args, out=a)

@@ -37,15 +37,24 @@ def normalize_index(tensor, index):
     if not isinstance(index, tuple):
         index = (index,)
     backend = tensor._backend
+    # arrays first, so a boolean mask counts for as many dimensions as it has
+    parts = [
+        part if part is None or part is Ellipsis or isinstance(part, slice)
+        or (isinstance(part, numbers.Integral) and not isinstance(part, bool))
+        else _index_array(tensor, part)
+        for part in index
+    ]
     consumed = sum(
         0 if part is None or part is Ellipsis else
-        (part.ndim if isinstance(part, Tensor) and part.dtype is _dtype.bool_ else 1)
-        for part in index
+        len(backend.shape(part[0])) if isinstance(part, tuple) and part[1] is _dtype.bool_ else 1
+        for part in parts
     )
     if consumed > tensor.ndim:
         raise IndexError(f"too many indices for tensor of dimension {tensor.ndim}")
+    if sum(part is Ellipsis for part in parts) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
     shape, dim, out = tensor.shape, 0, []
-    for part in index:
+    for part in parts:
         if part is None:
             out.append(None)
         elif part is Ellipsis:
@@ -54,14 +63,14 @@ def normalize_index(tensor, index):
         elif isinstance(part, slice):
             out.append(part)
             dim += 1
-        elif isinstance(part, numbers.Integral) and not isinstance(part, bool):
+        elif not isinstance(part, tuple):
             size = shape[dim]
             if not -size <= part < size:
                 raise IndexError(f"index {part} is out of bounds for dimension {dim} with size {size}")
             out.append(int(part))
             dim += 1
         else:
-            array, dtype = _index_array(tensor, part)
+            array, dtype = part
             array_shape = backend.shape(array)
             if dtype is _dtype.bool_:
                 if array_shape != shape[dim:dim + len(array_shape)]:
@@ -85,5 +94,7 @@ def normalize_index(tensor, index):
 def getitem(a, index):
     index = normalize_index(a, index)
     backend, shape, dtype = a._backend, a.shape, a.dtype
-    out = a._like(backend.getitem(a._data, index))
+    basic = all(part is None or part is Ellipsis or isinstance(part, (int, slice)) for part in index)
+    result = backend.getitem(a._data, index)
+    out = a._view(result) if basic else a._like(result)  # basic indexing gives a view, as in torch
     return record(out, "IndexBackward", (a,), lambda g: (backend.scatter_add(shape, dtype, index, g),))

@@ -15,6 +15,21 @@ def _sub(self, other, alpha=1):
     return ew.sub(self, other if alpha == 1 else ew.mul(other, alpha))
 
 
+def _operator(fn):
+    """A binary operator that lets Python try the other operand for types lucid can't use.
+
+    So ``x == None`` is False and ``x + None`` raises Python's own TypeError, as with torch.
+    """
+
+    def method(self, other):
+        if other is None or isinstance(other, (str, bytes, dict, set)):
+            return NotImplemented
+        return fn(self, other)
+
+    method.__name__ = getattr(fn, "__name__", "operator")
+    return method
+
+
 def _T(self):
     return shape.permute(self, tuple(reversed(range(self.ndim))))
 
@@ -51,5 +66,6 @@ METHODS = {
 }
 
 for _name, _fn in METHODS.items():
-    setattr(Tensor, _name, _fn)
+    binary = _name.startswith("__") and _name not in ("__neg__", "__abs__", "__invert__", "__getitem__")
+    setattr(Tensor, _name, _operator(_fn) if binary else _fn)
 Tensor.T = property(_T)

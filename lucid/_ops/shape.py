@@ -20,7 +20,7 @@ def reshape(a, *shape):
     ):
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {a.numel()}")
     backend, source = a._backend, a.shape
-    out = a._like(backend.reshape(a._data, shape))
+    out = a._view(backend.reshape(a._data, shape))
     return record(out, "ViewBackward", (a,), lambda g: (backend.reshape(g, source),))
 
 
@@ -34,7 +34,7 @@ def permute(a, *dims):
     inverse = [0] * len(axes)
     for i, axis in enumerate(axes):
         inverse[axis] = i
-    out = a._like(backend.transpose(a._data, axes))
+    out = a._view(backend.transpose(a._data, axes))
     return record(out, "PermuteBackward", (a,), lambda g: (backend.transpose(g, inverse),))
 
 
@@ -65,7 +65,9 @@ def squeeze(a, dim=None):
 def flatten(a, start_dim=0, end_dim=-1):
     if a.ndim == 0:
         return reshape(a, (1,))
-    start, end = _axes(a, (start_dim, end_dim))
+    (start,), (end,) = _axes(a, start_dim), _axes(a, end_dim)
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = a.shape
     middle = 1
     for n in shape[start:end + 1]:
@@ -96,15 +98,19 @@ def cat(tensors, dim=0):
     """Join tensors along an existing dimension ``dim``."""
     tensors = _same_device_dtype(tensors, "cat")
     first = tensors[0]
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     (axis,) = _axes(first, dim)
-    for t in tensors[1:]:
-        if t.ndim != first.ndim or any(
-            a != b for i, (a, b) in enumerate(zip(t.shape, first.shape)) if i != axis
-        ):
-            raise RuntimeError(
-                f"Sizes of tensors must match except in dimension {axis}. Expected {list(first.shape)} "
-                f"but got {list(t.shape)}"
-            )
+    for i, t in enumerate(tensors[1:], 1):
+        if t.ndim != first.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {first.ndim} and {t.ndim}")
+        for d, (m, n) in enumerate(zip(first.shape, t.shape)):
+            if d != axis and m != n:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {axis}. Expected size {m} but got "
+                    f"size {n} for tensor number {i} in the list."
+                )
     backend = first._backend
     out = first._like(backend.concatenate([t._data for t in tensors], axis=axis))
     bounds = [0]
@@ -121,10 +127,10 @@ def cat(tensors, dim=0):
 def stack(tensors, dim=0):
     """Join same-shaped tensors along a new dimension ``dim``."""
     tensors = _same_device_dtype(tensors, "stack")
-    for t in tensors[1:]:
+    for i, t in enumerate(tensors[1:], 1):
         if t.shape != tensors[0].shape:
             raise RuntimeError(
-                f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} "
-                f"and {list(t.shape)}"
+                f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at entry 0 "
+                f"and {list(t.shape)} at entry {i}"
             )
     return cat([unsqueeze(t, dim) for t in tensors], dim=dim)

@@ -23,6 +23,7 @@ import numbers
 from collections import OrderedDict
 
 from .._autograd import enable_grad, no_grad
+from .._dtype import float32
 from .._tensor import Tensor
 from ..utils.hooks import add_hook
 from ._state import OptimizerState
@@ -200,6 +201,16 @@ class Optimizer:
     def init_state(self, param: Tensor, group: dict) -> dict:
         """The state of ``param`` before its first update."""
         return {}
+
+    #: State entries kept in float32 whatever the parameter's dtype, as torch keeps them in
+    #: its default dtype (ASGD's "eta" and "mu", NAdam's "mu_product").
+    _float32_state: frozenset = frozenset()
+
+    def _state_dtype(self, key, value: Tensor, param: Tensor):
+        """The dtype state entry ``key`` keeps next to ``param``."""
+        if not value.dtype.is_floating_point:
+            return value.dtype
+        return float32 if key in self._float32_state else param.dtype
 
     def update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         """Update ``param`` (and ``state``) in place from ``grad``."""
@@ -397,12 +408,10 @@ class Optimizer:
             state = self.state[param] = self.init_state(param, group)
             return state
         for key, value in state.items():
-            if isinstance(value, Tensor) and (
-                value.device != param.device
-                or (value.dtype.is_floating_point and value.dtype is not param.dtype)
-            ):
-                dtype = param.dtype if value.dtype.is_floating_point else value.dtype
-                state[key] = value.detach().to(param.device, dtype)
+            if isinstance(value, Tensor):
+                dtype = self._state_dtype(key, value, param)
+                if value.device != param.device or value.dtype is not dtype:
+                    state[key] = value.detach().to(param.device, dtype)
         return state
 
     def _materialize(self, params) -> None:
@@ -663,8 +672,7 @@ class Optimizer:
                         f"loaded state of parameter {index} has {key!r} of shape {value.shape}, "
                         f"expected {expected.shape}"
                     )
-                dtype = param.dtype if value.dtype.is_floating_point else value.dtype
-                value = value.detach().to(param.device, dtype)
+                value = value.detach().to(param.device, self._state_dtype(key, value, param))
             state[key] = _copy(value)
         return state
 

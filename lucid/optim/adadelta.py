@@ -1,0 +1,102 @@
+"""Adadelta."""
+
+from __future__ import annotations
+
+from .. import _factory
+from . import _checks
+from ._shared import weight_decay
+from .optimizer import Optimizer, scalar
+
+
+class Adadelta(Optimizer):
+    r"""Adadelta (Zeiler, 2012), as torch.optim.Adadelta.
+
+    .. math::
+
+        \begin{aligned}
+        g_t &\leftarrow \nabla_\theta f_t(\theta_{t-1}) + \lambda\theta_{t-1}
+            &&\text{(negated first if maximize)} \\
+        v_t &\leftarrow \rho v_{t-1} + (1 - \rho) g_t^2 \\
+        \Delta x_t &\leftarrow \frac{\sqrt{u_{t-1} + \epsilon}}{\sqrt{v_t + \epsilon}}\, g_t \\
+        u_t &\leftarrow \rho u_{t-1} + (1 - \rho) \Delta x_t^2 \\
+        \theta_t &\leftarrow \theta_{t-1} - \gamma \Delta x_t
+        \end{aligned}
+
+    Parameters
+    ----------
+    params : iterable of Parameter or iterable of dict
+        Parameters to optimise, or a list of parameter-group dicts.
+    lr : float or Tensor, default 1.0
+        Learning rate :math:`\gamma`, a factor on the delta.
+    rho : float, default 0.9
+        Decay :math:`\rho` of both running averages, in [0, 1].
+    eps : float, default 1e-6
+        Term :math:`\epsilon` added inside both square roots.
+    weight_decay : float, default 0
+        L2 penalty :math:`\lambda`.
+    foreach, capturable : optional
+        Accepted for torch compatibility and stored in the groups; lucid runs one
+        implementation whatever they say.
+    maximize : bool, default False
+        Maximise the objective instead of minimising it.
+    differentiable : bool, default False
+        ``True`` raises NotImplementedError: steps are not recorded by autograd.
+
+    Attributes
+    ----------
+    param_groups : list of dict
+        Groups with keys "params", "lr", "rho", "eps", "weight_decay", "maximize",
+        "capturable", "foreach" and "differentiable".
+    defaults : dict
+        Default hyperparameter values.
+    state : dict
+        By flat parameter index: "step" (int), "square_avg" (:math:`v`) and "acc_delta"
+        (:math:`u`), tensors shaped like the parameter.
+
+    Notes
+    -----
+    The arithmetic is torch's ``_single_tensor_adadelta``, in its order. ``step`` is a
+    Python int where torch keeps a float32 tensor; the numbers are the same.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn, optim
+    >>> w = nn.Parameter(lucid.tensor([1.0, -1.0]))
+    >>> optimizer = optim.Adadelta([w], lr=0.5, rho=0.25, eps=1.0)
+    >>> (w * w).sum().backward()
+    >>> optimizer.step()   # delta = sqrt(0 + 1) / sqrt(0.75 * 2**2 + 1) * 2 = 1
+    >>> w
+    Parameter containing:
+    tensor([ 0.5, -0.5], requires_grad=True)
+    >>> sorted(optimizer.state[0])
+    ['acc_delta', 'square_avg', 'step']
+    """
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
+                 capturable=False, maximize=False, differentiable=False):
+        _checks.implementation_flags(foreach, None, differentiable)
+        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
+                        capturable=capturable, foreach=foreach, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _check_hyperparameters(self, group):
+        _checks.learning_rate(group["lr"])
+        if not 0.0 <= group["rho"] <= 1.0:
+            raise ValueError(f"Invalid rho value: {group['rho']}")
+        _checks.epsilon(group["eps"])
+        _checks.non_negative("weight_decay", group["weight_decay"])
+
+    def init_state(self, param, group):
+        return {"step": 0, "square_avg": _factory.zeros_like(param), "acc_delta": _factory.zeros_like(param)}
+
+    def update(self, param, grad, state, group):
+        lr, rho, eps = group["lr"], group["rho"], group["eps"]
+        state["step"] += 1
+        grad = weight_decay(param, grad, lr, group["weight_decay"])
+        square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+        square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
+        std = square_avg.add(eps).sqrt_()
+        delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
+        acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
+        param.add_(delta, alpha=-scalar(lr))

@@ -1,0 +1,119 @@
+"""Adagrad."""
+
+from __future__ import annotations
+
+from .. import _factory
+from . import _checks
+from ._shared import weight_decay
+from .optimizer import Optimizer, scalar
+
+
+class Adagrad(Optimizer):
+    r"""Adagrad (Duchi et al., 2011), with learning-rate decay, as torch.optim.Adagrad.
+
+    .. math::
+
+        \begin{aligned}
+        g_t &\leftarrow \nabla_\theta f_t(\theta_{t-1}) + \lambda\theta_{t-1}
+            &&\text{(negated first if maximize)} \\
+        \tilde\gamma_t &\leftarrow \frac{\gamma}{1 + (t - 1)\eta} \\
+        s_t &\leftarrow s_{t-1} + g_t^2, \qquad s_0 = \text{initial\_accumulator\_value} \\
+        \theta_t &\leftarrow \theta_{t-1} - \tilde\gamma_t \frac{g_t}{\sqrt{s_t} + \epsilon}
+        \end{aligned}
+
+    Parameters
+    ----------
+    params : iterable of Parameter or iterable of dict
+        Parameters to optimise, or a list of parameter-group dicts.
+    lr : float or Tensor, default 1e-2
+        Learning rate :math:`\gamma`.
+    lr_decay : float, default 0
+        Learning-rate decay :math:`\eta`.
+    weight_decay : float, default 0
+        L2 penalty :math:`\lambda`.
+    initial_accumulator_value : float, default 0
+        Starting value :math:`s_0` of every element of the sum of squares.
+    eps : float, default 1e-10
+        Term :math:`\epsilon` added to the denominator.
+    foreach, fused : optional
+        Accepted for torch compatibility and stored in the groups; lucid runs one
+        implementation whatever they say.
+    maximize : bool, default False
+        Maximise the objective instead of minimising it.
+    differentiable : bool, default False
+        ``True`` raises NotImplementedError: steps are not recorded by autograd.
+
+    Attributes
+    ----------
+    param_groups : list of dict
+        Groups with keys "params", "lr", "lr_decay", "eps", "weight_decay",
+        "initial_accumulator_value", "foreach", "maximize", "differentiable" and "fused".
+    defaults : dict
+        Default hyperparameter values.
+    state : dict
+        By flat parameter index: "step" (int) and "sum" (a tensor shaped like the
+        parameter). Unlike every other optimizer's, this state exists as soon as a group is
+        added, before any step, as in torch.
+
+    Notes
+    -----
+    The arithmetic is torch's ``_single_tensor_adagrad``, in its order; with a Tensor
+    ``lr`` the decayed rate :math:`\tilde\gamma_t` is computed in the Tensor's dtype, as
+    torch computes it. ``step`` is a Python int where torch keeps a float32 tensor.
+
+    As in torch, the accumulator starts at the *constructor's*
+    ``initial_accumulator_value``: a group may carry its own value, but it is not used.
+    torch creates the state of the constructor's groups at once and that of a group added
+    later with ``add_param_group`` at its first step; lucid creates both at once (the
+    numbers are the same).
+
+    Sparse gradients (torch accepts them here, without weight decay) arrive with
+    lucid's sparse-gradient support; they are not supported yet.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn, optim
+    >>> w = nn.Parameter(lucid.tensor([1.0, -2.0]))
+    >>> optimizer = optim.Adagrad([w], lr=0.5, initial_accumulator_value=1.0)
+    >>> sorted(optimizer.state[0])   # created at construction
+    ['step', 'sum']
+    >>> (w * w).sum().backward()
+    >>> optimizer.step()
+    >>> optimizer.state[0]["sum"]
+    tensor([ 5., 17.])
+    """
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
+                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+        _checks.implementation_flags(foreach, fused, differentiable)
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+
+    def _check_hyperparameters(self, group):
+        _checks.learning_rate(group["lr"])
+        _checks.non_negative("lr_decay", group["lr_decay"])
+        _checks.non_negative("weight_decay", group["weight_decay"])
+        _checks.non_negative("initial_accumulator_value", group["initial_accumulator_value"])
+        _checks.epsilon(group["eps"])
+
+    def _on_new_group(self, group):
+        for param in group["params"]:
+            if param not in self.state:
+                self.state[param] = self.init_state(param, group)
+
+    def init_state(self, param, group):
+        start = self.defaults["initial_accumulator_value"]
+        return {"step": 0, "sum": _factory.full(param.shape, start, dtype=param.dtype, device=param.device)}
+
+    def update(self, param, grad, state, group):
+        lr, lr_decay = group["lr"], group["lr_decay"]
+        state["step"] += 1
+        grad = weight_decay(param, grad, lr, group["weight_decay"])
+        clr = lr / (1 + (state["step"] - 1) * lr_decay)
+        state_sum = state["sum"]
+        state_sum.addcmul_(grad, grad, value=1)
+        std = state_sum.sqrt().add_(group["eps"])
+        param.addcdiv_(grad, std, value=-scalar(clr))

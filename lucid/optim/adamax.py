@@ -1,0 +1,100 @@
+"""Adamax."""
+
+from __future__ import annotations
+
+from .. import _factory
+from . import _checks
+from ._shared import weight_decay
+from .optimizer import Optimizer, scalar
+
+
+class Adamax(Optimizer):
+    r"""Adamax, Adam with the infinity norm (Kingma & Ba, 2015), as torch.optim.Adamax.
+
+    .. math::
+
+        \begin{aligned}
+        g_t &\leftarrow \nabla_\theta f_t(\theta_{t-1}) + \lambda\theta_{t-1}
+            &&\text{(negated first if maximize)} \\
+        m_t &\leftarrow \beta_1 m_{t-1} + (1 - \beta_1) g_t \\
+        u_t &\leftarrow \max(\beta_2 u_{t-1},\ |g_t| + \epsilon) \\
+        \theta_t &\leftarrow \theta_{t-1} - \frac{\gamma}{1 - \beta_1^t} \frac{m_t}{u_t}
+        \end{aligned}
+
+    Parameters
+    ----------
+    params : iterable of Parameter or iterable of dict
+        Parameters to optimise, or a list of parameter-group dicts.
+    lr : float or Tensor, default 2e-3
+        Learning rate :math:`\gamma`.
+    betas : tuple of float, default (0.9, 0.999)
+        Coefficients :math:`(\beta_1, \beta_2)` of the first moment and of the norm.
+    eps : float, default 1e-8
+        Term :math:`\epsilon` added to :math:`|g_t|` inside the maximum.
+    weight_decay : float, default 0
+        L2 penalty :math:`\lambda`.
+    foreach, capturable : optional
+        Accepted for torch compatibility and stored in the groups; lucid runs one
+        implementation whatever they say.
+    maximize : bool, default False
+        Maximise the objective instead of minimising it.
+    differentiable : bool, default False
+        ``True`` raises NotImplementedError: steps are not recorded by autograd.
+
+    Attributes
+    ----------
+    param_groups : list of dict
+        Groups with keys "params", "lr", "betas", "eps", "weight_decay", "foreach",
+        "maximize", "differentiable" and "capturable".
+    defaults : dict
+        Default hyperparameter values.
+    state : dict
+        By flat parameter index: "step" (int), "exp_avg" (:math:`m`) and "exp_inf"
+        (:math:`u`), tensors shaped like the parameter.
+
+    Notes
+    -----
+    The arithmetic is torch's ``_single_tensor_adamax``, in its order. ``eps`` is added to
+    :math:`|g_t|` inside the maximum, not to the denominator (an earlier Lucid added it to
+    the denominator). ``step`` is a Python int where torch keeps a float32 tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn, optim
+    >>> w = nn.Parameter(lucid.tensor([1.0, -2.0]))
+    >>> optimizer = optim.Adamax([w], lr=0.1)
+    >>> (w * w).sum().backward()
+    >>> optimizer.step()
+    >>> w
+    Parameter containing:
+    tensor([ 0.9, -1.9], requires_grad=True)
+    >>> sorted(optimizer.state[0])
+    ['exp_avg', 'exp_inf', 'step']
+    """
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
+                 maximize=False, differentiable=False, capturable=False):
+        _checks.implementation_flags(foreach, None, differentiable)
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, capturable=capturable)
+        super().__init__(params, defaults)
+
+    def _check_hyperparameters(self, group):
+        _checks.learning_rate(group["lr"])
+        _checks.epsilon(group["eps"])
+        _checks.betas(group["betas"])
+        _checks.non_negative("weight_decay", group["weight_decay"])
+
+    def init_state(self, param, group):
+        return {"step": 0, "exp_avg": _factory.zeros_like(param), "exp_inf": _factory.zeros_like(param)}
+
+    def update(self, param, grad, state, group):
+        lr, (beta1, beta2) = group["lr"], group["betas"]
+        state["step"] += 1
+        grad = weight_decay(param, grad, lr, group["weight_decay"])
+        exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_inf.mul_(beta2).maximum_(grad.abs().add_(group["eps"]))
+        clr = lr / (1 - beta1 ** state["step"])
+        param.addcdiv_(exp_avg, exp_inf, value=-scalar(clr))

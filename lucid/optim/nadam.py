@@ -1,0 +1,246 @@
+"""NAdam and RAdam: Adam with Nesterov momentum, and rectified Adam."""
+
+from __future__ import annotations
+
+from .. import _factory
+from . import _checks
+from ._shared import bias_corrections, float32_scalar, weight_decay
+from .optimizer import Optimizer, scalar
+
+
+class _AdamLike(Optimizer):
+    """What NAdam and RAdam share with Adam: validation and the two moments."""
+
+    def _check_hyperparameters(self, group):
+        _checks.learning_rate(group["lr"])
+        _checks.epsilon(group["eps"])
+        _checks.betas(group["betas"])
+        _checks.non_negative("weight_decay", group["weight_decay"])
+
+    def init_state(self, param, group):
+        return {"step": 0, "exp_avg": _factory.zeros_like(param), "exp_avg_sq": _factory.zeros_like(param)}
+
+    @staticmethod
+    def _moments(grad, state, betas):
+        beta1, beta2 = betas
+        state["exp_avg"].lerp_(grad, 1 - beta1)
+        state["exp_avg_sq"].mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        return state["exp_avg"], state["exp_avg_sq"]
+
+
+class NAdam(_AdamLike):
+    r"""NAdam, Adam with Nesterov momentum (Dozat, 2016), as torch.optim.NAdam.
+
+    .. math::
+
+        \begin{aligned}
+        g_t &\leftarrow \nabla_\theta f_t(\theta_{t-1}) + \lambda\theta_{t-1}
+            \quad\text{or, decoupled,}\quad \theta_{t-1} \leftarrow \theta_{t-1}(1 - \gamma\lambda)
+            &&\text{(g negated first if maximize)} \\
+        \mu_t &\leftarrow \beta_1 \bigl(1 - \tfrac12\, 0.96^{t\psi}\bigr), \qquad
+        \Pi_t \leftarrow \Pi_{t-1}\mu_t, \quad \Pi_0 = 1 \\
+        m_t &\leftarrow \beta_1 m_{t-1} + (1 - \beta_1) g_t \\
+        v_t &\leftarrow \beta_2 v_{t-1} + (1 - \beta_2) g_t^2 \\
+        \theta_t &\leftarrow \theta_{t-1}
+            - \frac{\gamma(1 - \mu_t)}{1 - \Pi_t} \frac{g_t}{\sqrt{v_t / (1 - \beta_2^t)} + \epsilon}
+            - \frac{\gamma\mu_{t+1}}{1 - \Pi_t\mu_{t+1}} \frac{m_t}{\sqrt{v_t / (1 - \beta_2^t)} + \epsilon}
+        \end{aligned}
+
+    Parameters
+    ----------
+    params : iterable of Parameter or iterable of dict
+        Parameters to optimise, or a list of parameter-group dicts.
+    lr : float or Tensor, default 2e-3
+        Learning rate :math:`\gamma`.
+    betas : tuple of float, default (0.9, 0.999)
+        Coefficients :math:`(\beta_1, \beta_2)` of the moment estimates.
+    eps : float, default 1e-8
+        Term :math:`\epsilon` added to the denominator.
+    weight_decay : float, default 0
+        Weight decay :math:`\lambda`: an L2 penalty, or decoupled if
+        ``decoupled_weight_decay``.
+    momentum_decay : float, default 4e-3
+        Momentum decay :math:`\psi` of the schedule :math:`\mu_t`.
+    decoupled_weight_decay : bool, default False
+        Decay the weights directly, as AdamW does (NAdamW), instead of adding to the gradient.
+    foreach, capturable : optional
+        Accepted for torch compatibility and stored in the groups; lucid runs one
+        implementation whatever they say.
+    maximize : bool, default False
+        Maximise the objective instead of minimising it.
+    differentiable : bool, default False
+        ``True`` raises NotImplementedError: steps are not recorded by autograd.
+
+    Attributes
+    ----------
+    param_groups : list of dict
+        Groups with keys "params", "lr", "betas", "eps", "weight_decay", "momentum_decay",
+        "decoupled_weight_decay", "maximize", "foreach", "capturable" and "differentiable".
+    defaults : dict
+        Default hyperparameter values.
+    state : dict
+        By flat parameter index: "step" (int), "mu_product" (:math:`\Pi_t`, a 0-d float32
+        tensor), "exp_avg" and "exp_avg_sq" (tensors shaped like the parameter).
+
+    Notes
+    -----
+    The arithmetic is torch's ``_single_tensor_nadam``, in its order. Like torch, lucid
+    keeps ``mu_product`` as a 0-d **float32** tensor (on the parameter's device) whatever
+    the parameter's dtype, multiplied by :math:`\mu_t` in float32 each step, so float64
+    trajectories equal torch's rather than an all-float64 computation (they differ by
+    about 1e-7 relative). It stays float32 through ``.double()`` and ``load_state_dict``
+    (where torch would cast it to the parameter's dtype). ``step`` is a Python int where
+    torch keeps a float32 tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn, optim
+    >>> w = nn.Parameter(lucid.tensor([1.0, -2.0]))
+    >>> optimizer = optim.NAdam([w], lr=0.1)
+    >>> (w * w).sum().backward()
+    >>> optimizer.step()
+    >>> [round(v, 4) for v in w.tolist()]
+    [0.8944, -1.8944]
+    >>> sorted(optimizer.state[0])
+    ['exp_avg', 'exp_avg_sq', 'mu_product', 'step']
+    >>> optimizer.state[0]["mu_product"].dtype
+    lucid.float32
+    """
+
+    _float32_state = frozenset({"mu_product"})
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False):
+        _checks.implementation_flags(foreach, None, differentiable)
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                        momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
+                        maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _check_hyperparameters(self, group):
+        super()._check_hyperparameters(group)
+        _checks.non_negative("momentum_decay", group["momentum_decay"])
+
+    def init_state(self, param, group):
+        state = super().init_state(param, group)
+        state["mu_product"] = float32_scalar(1.0, param)
+        return state
+
+    def update(self, param, grad, state, group):
+        lr, (beta1, beta2), psi = group["lr"], group["betas"], group["momentum_decay"]
+        state["step"] += 1
+        step = state["step"]
+        bias_correction2 = 1 - beta2**step
+        grad = weight_decay(param, grad, lr, group["weight_decay"], group["decoupled_weight_decay"])
+        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
+        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
+        mu_product = state["mu_product"].mul_(mu).item()  # float32 arithmetic, as torch's
+        exp_avg, exp_avg_sq = self._moments(grad, state, (beta1, beta2))
+        denom = exp_avg_sq.div(bias_correction2).sqrt().add_(group["eps"])
+        param.addcdiv_(grad, denom, value=scalar(-lr * (1.0 - mu) / (1.0 - mu_product)))
+        param.addcdiv_(exp_avg, denom, value=scalar((-lr * mu_next) / (1.0 - mu_product * mu_next)))
+
+
+class RAdam(_AdamLike):
+    r"""RAdam, Adam with a rectified adaptive rate (Liu et al., 2020), as torch.optim.RAdam.
+
+    .. math::
+
+        \begin{aligned}
+        g_t &\leftarrow \nabla_\theta f_t(\theta_{t-1}) + \lambda\theta_{t-1}
+            \quad\text{or, decoupled,}\quad \theta_{t-1} \leftarrow \theta_{t-1}(1 - \gamma\lambda)
+            &&\text{(g negated first if maximize)} \\
+        m_t &\leftarrow \beta_1 m_{t-1} + (1 - \beta_1) g_t, \qquad
+        v_t \leftarrow \beta_2 v_{t-1} + (1 - \beta_2) g_t^2 \\
+        \rho_\infty &= \frac{2}{1 - \beta_2} - 1, \qquad
+        \rho_t = \rho_\infty - \frac{2t\beta_2^t}{1 - \beta_2^t} \\
+        \theta_t &\leftarrow \theta_{t-1} - \gamma \frac{m_t}{1 - \beta_1^t} \cdot
+            \begin{cases}
+            \dfrac{\sqrt{1 - \beta_2^t}}{\sqrt{v_t} + \epsilon}\, r_t & \rho_t > 5 \\
+            1 & \text{otherwise}
+            \end{cases}, \qquad
+        r_t = \sqrt{\frac{(\rho_t - 4)(\rho_t - 2)\rho_\infty}{(\rho_\infty - 4)(\rho_\infty - 2)\rho_t}}
+        \end{aligned}
+
+    Parameters
+    ----------
+    params : iterable of Parameter or iterable of dict
+        Parameters to optimise, or a list of parameter-group dicts.
+    lr : float or Tensor, default 1e-3
+        Learning rate :math:`\gamma`.
+    betas : tuple of float, default (0.9, 0.999)
+        Coefficients :math:`(\beta_1, \beta_2)` of the moment estimates.
+    eps : float, default 1e-8
+        Term :math:`\epsilon` added to the denominator.
+    weight_decay : float, default 0
+        Weight decay :math:`\lambda`: an L2 penalty, or decoupled if
+        ``decoupled_weight_decay``.
+    decoupled_weight_decay : bool, default False
+        Decay the weights directly, as AdamW does, instead of adding to the gradient.
+    foreach, capturable : optional
+        Accepted for torch compatibility and stored in the groups; lucid runs one
+        implementation whatever they say.
+    maximize : bool, default False
+        Maximise the objective instead of minimising it.
+    differentiable : bool, default False
+        ``True`` raises NotImplementedError: steps are not recorded by autograd.
+
+    Attributes
+    ----------
+    param_groups : list of dict
+        Groups with keys "params", "lr", "betas", "eps", "weight_decay", "maximize",
+        "foreach", "capturable", "decoupled_weight_decay" and "differentiable".
+    defaults : dict
+        Default hyperparameter values.
+    state : dict
+        By flat parameter index: "step" (int), "exp_avg" and "exp_avg_sq" (tensors shaped
+        like the parameter).
+
+    Notes
+    -----
+    The arithmetic is torch's ``_single_tensor_radam``, in its order, including its
+    ``scalar / tensor`` (a reciprocal, then a product) for the adaptive rate. While
+    :math:`\rho_t \le 5` (the first steps: 5 with the default betas) the update is SGD with
+    momentum, bias corrected. ``step`` is a Python int where torch keeps a float32 tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn, optim
+    >>> w = nn.Parameter(lucid.tensor([1.0, -2.0]))
+    >>> optimizer = optim.RAdam([w], lr=0.1)
+    >>> (w * w).sum().backward()
+    >>> optimizer.step()   # the first steps are bias-corrected momentum: w - lr * grad
+    >>> w
+    Parameter containing:
+    tensor([ 0.8, -1.6], requires_grad=True)
+    >>> sorted(optimizer.state[0])
+    ['exp_avg', 'exp_avg_sq', 'step']
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False):
+        _checks.implementation_flags(foreach, None, differentiable)
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, maximize=maximize,
+                        foreach=foreach, capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
+                        differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def update(self, param, grad, state, group):
+        lr, (beta1, beta2) = group["lr"], group["betas"]
+        state["step"] += 1
+        step = state["step"]
+        grad = weight_decay(param, grad, lr, group["weight_decay"], group["decoupled_weight_decay"])
+        exp_avg, exp_avg_sq = self._moments(grad, state, (beta1, beta2))
+        bias_correction1, bias_correction2 = bias_corrections((beta1, beta2), step)
+        update = exp_avg / bias_correction1 * lr
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+        if rho_t > 5.0:
+            rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+            adaptive_lr = (1 / exp_avg_sq.sqrt().add_(group["eps"])).mul_(bias_correction2**0.5)
+            update = update.mul_(adaptive_lr).mul_(rect)
+        param.sub_(update)

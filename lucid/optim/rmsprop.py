@@ -1,0 +1,127 @@
+"""RMSprop."""
+
+from __future__ import annotations
+
+from .. import _factory
+from . import _checks
+from ._shared import weight_decay
+from .optimizer import Optimizer, scalar
+
+
+class RMSprop(Optimizer):
+    r"""RMSprop (Hinton, 2012), with momentum and centering, as torch.optim.RMSprop.
+
+    .. math::
+
+        \begin{aligned}
+        g_t &\leftarrow \nabla_\theta f_t(\theta_{t-1}) + \lambda\theta_{t-1}
+            &&\text{(negated first if maximize)} \\
+        v_t &\leftarrow \alpha v_{t-1} + (1 - \alpha) g_t^2 \\
+        \bar g_t &\leftarrow \alpha \bar g_{t-1} + (1 - \alpha) g_t,
+            \qquad \tilde v_t \leftarrow v_t - \bar g_t^2 &&\text{if centered, else } \tilde v_t = v_t \\
+        b_t &\leftarrow \mu b_{t-1} + \frac{g_t}{\sqrt{\tilde v_t} + \epsilon},
+            \qquad \theta_t \leftarrow \theta_{t-1} - \gamma b_t &&\text{if } \mu > 0 \\
+        \theta_t &\leftarrow \theta_{t-1} - \gamma \frac{g_t}{\sqrt{\tilde v_t} + \epsilon}
+            &&\text{otherwise}
+        \end{aligned}
+
+    Parameters
+    ----------
+    params : iterable of Parameter or iterable of dict
+        Parameters to optimise, or a list of parameter-group dicts.
+    lr : float or Tensor, default 1e-2
+        Learning rate :math:`\gamma`.
+    alpha : float, default 0.99
+        Smoothing constant :math:`\alpha` of the running averages.
+    eps : float, default 1e-8
+        Term :math:`\epsilon` added to the denominator, outside the square root.
+    weight_decay : float, default 0
+        L2 penalty :math:`\lambda`.
+    momentum : float, default 0
+        Momentum factor :math:`\mu`.
+    centered : bool, default False
+        Normalise by an estimate of the gradient's variance instead of its second moment.
+    capturable, foreach : optional
+        Accepted for torch compatibility and stored in the groups; lucid runs one
+        implementation whatever they say.
+    maximize : bool, default False
+        Maximise the objective instead of minimising it.
+    differentiable : bool, default False
+        ``True`` raises NotImplementedError: steps are not recorded by autograd.
+
+    Attributes
+    ----------
+    param_groups : list of dict
+        Groups with keys "params", "lr", "momentum", "alpha", "eps", "centered",
+        "weight_decay", "capturable", "foreach", "maximize" and "differentiable".
+    defaults : dict
+        Default hyperparameter values.
+    state : dict
+        By flat parameter index: "step" (int) and "square_avg" (:math:`v`), plus
+        "momentum_buffer" (:math:`b`) if momentum > 0 and "grad_avg" (:math:`\bar g`) if
+        centered, tensors shaped like the parameter. Which of these exist is decided when
+        the state is created, as in torch.
+
+    Notes
+    -----
+    The arithmetic is torch's ``_single_tensor_rmsprop``, in its order: :math:`\epsilon`
+    is added after the square root (an earlier Lucid took ``sqrt(v + eps)``), and the
+    running mean of the gradient uses ``lerp_``. ``step`` is a Python int where torch
+    keeps a float32 tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn, optim
+    >>> w = nn.Parameter(lucid.tensor([1.0, -2.0]))
+    >>> optimizer = optim.RMSprop([w], lr=0.01, alpha=0.75)
+    >>> (w * w).sum().backward()
+    >>> optimizer.step()   # g / sqrt(0.25 g^2) = 2 sign(g)
+    >>> w
+    Parameter containing:
+    tensor([ 0.98, -1.98], requires_grad=True)
+    >>> sorted(optimizer.state[0])
+    ['square_avg', 'step']
+    """
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
+                 capturable=False, foreach=None, maximize=False, differentiable=False):
+        _checks.implementation_flags(foreach, None, differentiable)
+        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                        weight_decay=weight_decay, capturable=capturable, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _check_hyperparameters(self, group):
+        _checks.learning_rate(group["lr"])
+        _checks.epsilon(group["eps"])
+        _checks.non_negative("momentum", group["momentum"])
+        _checks.non_negative("weight_decay", group["weight_decay"])
+        _checks.non_negative("alpha", group["alpha"])
+
+    def init_state(self, param, group):
+        state = {"step": 0, "square_avg": _factory.zeros_like(param)}
+        if group["momentum"] > 0:
+            state["momentum_buffer"] = _factory.zeros_like(param)
+        if group["centered"]:
+            state["grad_avg"] = _factory.zeros_like(param)
+        return state
+
+    def update(self, param, grad, state, group):
+        lr, alpha = scalar(group["lr"]), group["alpha"]
+        state["step"] += 1
+        grad = weight_decay(param, grad, lr, group["weight_decay"])
+        square_avg = state["square_avg"]
+        square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+        if group["centered"]:
+            grad_avg = state["grad_avg"].lerp_(grad, 1 - alpha)
+            avg = square_avg.clone().addcmul_(grad_avg, grad_avg, value=-1).sqrt_()
+        else:
+            avg = square_avg.sqrt()
+        avg.add_(group["eps"])
+        if group["momentum"] > 0:
+            buf = state["momentum_buffer"]
+            buf.mul_(group["momentum"]).addcdiv_(grad, avg)
+            param.add_(buf, alpha=-lr)
+        else:
+            param.addcdiv_(grad, avg, value=-lr)

@@ -1,0 +1,355 @@
+"""MLX ("gpu") against NumPy ("cpu"): the same op on the same numbers gives the same result.
+
+Every case of ``op_cases`` runs on both devices from the same inputs; outputs and
+gradients must agree within ``BACKENDS``. Then dtypes (inference, promotion, float64 and
+float16 surviving the trip between devices), ``to()`` round trips, and the gathers and
+scatter-adds of indexing, which must accumulate duplicates and stay vectorised on MLX.
+"""
+
+import time
+
+import numpy as np
+import pytest
+
+import lucid
+from op_cases import CASES
+from tolerances import BACKENDS
+
+pytestmark = pytest.mark.skipif(not lucid.is_available("gpu"), reason="MLX is not installed")
+
+
+def _mlx_has_float64() -> bool:
+    """MLX computes float64 on its CPU device only (the Linux build, or a Mac's CPU stream)."""
+    try:
+        import mlx.core as mx
+    except ImportError:
+        return False
+    return mx.default_device() == mx.cpu
+
+
+def _run(case, device, dtype):
+    inputs = [lucid.tensor(a, dtype=dtype, device=device, requires_grad=True) for a in case.arrays()]
+    out = case.fn(*inputs)
+    assert out.device == device
+    cotangent = np.random.default_rng(7).standard_normal(out.shape)
+    out.backward(lucid.tensor(cotangent, dtype=dtype, device=device))
+    return out, [t.grad for t in inputs]
+
+
+def _close(actual, expected, dtype_name):
+    from tolerances import close
+
+    assert actual.dtype is expected.dtype, (actual.dtype, expected.dtype)
+    assert actual.shape == expected.shape
+    close(np.asarray(actual), np.asarray(expected), dtype_name, table=BACKENDS)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_op_forward_and_gradients_match(case, dtype):
+    if dtype == "float64" and not _mlx_has_float64():
+        pytest.skip("MLX has no float64 on the GPU")
+    ldtype = getattr(lucid, dtype)
+    out_cpu, grads_cpu = _run(case, "cpu", ldtype)
+    out_gpu, grads_gpu = _run(case, "gpu", ldtype)
+    assert out_cpu.dtype is ldtype
+    _close(out_gpu.detach(), out_cpu.detach(), dtype)
+    for g_gpu, g_cpu in zip(grads_gpu, grads_cpu):
+        assert g_gpu.device == "gpu"
+        _close(g_gpu, g_cpu, dtype)
+
+
+def test_float64_exp_and_sigmoid_are_accurate_on_mlx():
+    if not _mlx_has_float64():
+        pytest.skip("MLX has no float64 on the GPU")
+    x = np.concatenate([np.linspace(-740.0, 709.0, 20001), [0.0, -50.0, 50.0]])
+    cpu = lucid.tensor(x, dtype=lucid.float64)
+    gpu = cpu.to("gpu")
+    _close(gpu.exp().cpu(), cpu.exp(), "float64")
+    _close(gpu.sigmoid().cpu(), cpu.sigmoid(), "float64")
+    special = lucid.tensor([float("inf"), float("-inf"), float("nan"), 1000.0, -1000.0], dtype=lucid.float64)
+    np.testing.assert_array_equal(special.gpu().exp().numpy(), special.exp().numpy())
+    np.testing.assert_array_equal(special.gpu().sigmoid().numpy(), special.sigmoid().numpy())
+
+
+def test_non_differentiable_ops_match():
+    lucid.manual_seed(3)
+    x = lucid.randn(4, 5)
+    y = lucid.randn(4, 5)
+    for device in ("cpu", "gpu"):
+        a, b = x.to(device), y.to(device)
+        results = {
+            "compare": [(a < b), (a <= 0), (a == a), (a != b), (a > 0.5), (a >= b)],
+            "logical": [(a > 0) & (b > 0), (a > 0) | (b > 0), (a > 0) ^ (b > 0), ~(a > 0)],
+            "reduce": [(a > 0).any(), (a > 0).all(dim=1), (a > 0).sum(), a.max(1).indices, a.min(0).indices],
+            "sign": [a.sign(), a.isfinite(), lucid.isfinite(a / 0)],
+            "int": [lucid.arange(10, device=device) * 3, lucid.arange(6, device=device).reshape(2, 3).sum(0),
+                    lucid.arange(4, device=device) ** 2],
+        }
+        if device == "cpu":
+            expected = results
+        else:
+            for key in expected:
+                for got, want in zip(results[key], expected[key]):
+                    assert got.device == "gpu" and got.dtype is want.dtype and got.shape == want.shape
+                    np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=key)
+
+
+def test_integer_matmul_on_both_devices():
+    a = [[1, 2, 3], [4, 5, 6]]
+    b = [[1, 0], [0, 1], [2, 2]]
+    for device in ("cpu", "gpu"):
+        x, y = lucid.tensor(a, device=device), lucid.tensor(b, device=device)
+        assert (x @ y).tolist() == [[7, 8], [16, 17]]
+        assert (x @ y).dtype is lucid.int64
+        assert (x[0] @ y).tolist() == [7, 8]
+        assert (x @ y[:, 0]).tolist() == [7, 16]
+        assert (x[0] @ x[1]).item() == 32
+
+
+# --- dtypes ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "data, expected",
+    [(1.5, "float32"), ([1, 2], "int64"), ([True, False], "bool"), ([1, 2.5], "float32"), (3, "int64")],
+)
+def test_python_data_dtypes(device, data, expected):
+    torch = pytest.importorskip("torch")
+    t = lucid.tensor(data, device=device)
+    assert t.dtype is getattr(lucid, expected)
+    assert str(torch.tensor(data).dtype) == f"torch.{expected}"
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32", "int64", "bool"])
+def test_dtypes_survive_every_device_move(dtype):
+    ldtype = getattr(lucid, dtype)
+    host = np.array([0.1, 1e-3, -2.5, 3.0, 1 / 3]).astype(dtype)
+    cpu = lucid.tensor(host)
+    assert cpu.dtype is ldtype
+    gpu = cpu.to("gpu")
+    assert gpu.dtype is ldtype and gpu.device == "gpu"
+    np.testing.assert_array_equal(gpu.numpy(), host)  # bit for bit, float64 included
+    back = gpu.cpu()
+    assert back.dtype is ldtype and back.device == "cpu"
+    np.testing.assert_array_equal(back.numpy(), host)
+    direct = lucid.tensor(host, device="gpu")
+    assert direct.dtype is ldtype
+    np.testing.assert_array_equal(direct.numpy(), host)
+
+
+def test_float64_values_from_python_keep_their_precision_on_mlx():
+    values = [0.1, 1 / 3, 1e-300, 2.0 ** 0.5]
+    t = lucid.tensor(values, dtype=lucid.float64, device="gpu")
+    assert t.tolist() == values
+    assert lucid.full((2,), 0.1, dtype=lucid.float64, device="gpu").tolist() == [0.1, 0.1]
+    x = lucid.zeros(3, dtype=lucid.float64, device="gpu")
+    with lucid.no_grad():
+        x.fill_(0.1)
+        assert x.tolist() == [0.1] * 3
+        x.add_(1 / 3)
+        assert x.tolist() == [0.1 + 1 / 3] * 3
+    assert (lucid.ones(2, dtype=lucid.float64, device="gpu") * 0.1).tolist() == [0.1, 0.1]
+
+
+def test_tensor_from_mlx_array_with_explicit_dtype():
+    mx = pytest.importorskip("mlx.core")
+    source = mx.array([1.5, 2.25, -3.0])
+    for device in ("cpu", "gpu"):
+        t = lucid.Tensor(source, dtype=lucid.float64, device=device)
+        assert t.dtype is lucid.float64 and t.device == device
+        assert t.tolist() == [1.5, 2.25, -3.0]
+        i = lucid.Tensor(source, dtype=lucid.int64, device=device)
+        assert i.dtype is lucid.int64 and i.tolist() == [1, 2, -3]
+        assert lucid.Tensor(source, device=device).dtype is lucid.float32
+    half = mx.array([1.5, 2.0], dtype=mx.bfloat16)
+    assert lucid.Tensor(half, dtype=lucid.float32).tolist() == [1.5, 2.0]
+    assert lucid.Tensor(half, dtype=lucid.float32, device="gpu").tolist() == [1.5, 2.0]
+    # a copy: writing into the source afterwards does not reach the tensor
+    t = lucid.Tensor(source, device="gpu")
+    source += 1
+    assert t.tolist() == [1.5, 2.25, -3.0]
+
+
+PROMOTIONS = [
+    # (left, right): dtype names, "0d:<dtype>" for a zero-dim tensor, or a Python number
+    ("int64", 2.5), ("int64", 2), ("int32", 7), ("bool", 3), ("bool", True), ("bool", 1.5),
+    ("float16", 2.5), ("float16", "float32"), ("float16", "0d:float64"), ("int64", "0d:float64"),
+    ("int32", "0d:int64"), ("bool", "0d:int32"), ("0d:float16", "float32"), ("0d:float64", "0d:float16"),
+    ("int32", "float16"), ("int64", "bool"), ("float32", "float64"), ("0d:int64", 2.5), ("int32", "int64"),
+]
+
+
+def _make(spec, module, device):
+    if not isinstance(spec, str):
+        return spec
+    zero_dim = spec.startswith("0d:")
+    name = spec[3:] if zero_dim else spec
+    data = 1 if zero_dim else [1, 0]
+    if module == "torch":
+        import torch
+
+        return torch.tensor(data, dtype=getattr(torch, name))
+    return lucid.tensor(data, dtype=getattr(lucid, name), device=device)
+
+
+@pytest.mark.parametrize("op", ["add", "mul", "sub", "div", "where"])
+@pytest.mark.parametrize("left, right", PROMOTIONS, ids=str)
+def test_promotion_matches_torch(device, left, right, op):
+    torch = pytest.importorskip("torch")
+    if op == "sub" and "bool" in (str(left), str(right), type(right).__name__):
+        pytest.skip("torch refuses to subtract booleans")
+    ours = (_make(left, "lucid", device), _make(right, "lucid", device))
+    theirs = (_make(left, "torch", device), _make(right, "torch", device))
+    if op == "where":
+        got = lucid.where(lucid.tensor([True, False], device=device), *ours)
+        want = torch.where(torch.tensor([True, False]), *theirs)
+    else:
+        got = getattr(ours[0], f"__{op}__" if op != "div" else "__truediv__")(ours[1])
+        want = getattr(theirs[0], f"__{op}__" if op != "div" else "__truediv__")(theirs[1])
+    assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+    assert got.device == device
+    np.testing.assert_allclose(got.numpy().astype(np.float64), want.numpy().astype(np.float64))
+
+
+def test_unary_and_reduction_dtypes_match_torch(device):
+    torch = pytest.importorskip("torch")
+    ints = [[1, -2], [3, 4]]
+    cases = {
+        "exp": lambda m, t: t.exp(), "sqrt": lambda m, t: t.abs().sqrt(), "sigmoid": lambda m, t: t.sigmoid(),
+        "relu": lambda m, t: t.relu(), "abs": lambda m, t: t.abs(), "neg": lambda m, t: -t,
+        "sum": lambda m, t: t.sum(), "sum_bool": lambda m, t: (t > 0).sum(), "sum_bool_dim": lambda m, t: (t > 0).sum(1),
+        "max": lambda m, t: t.max(), "clamp_float": lambda m, t: t.clamp(min=0.5), "clamp_int": lambda m, t: t.clamp(0, 2),
+        "pow_float": lambda m, t: t ** 2.0, "pow_int": lambda m, t: t ** 2, "rpow": lambda m, t: 2 ** t,
+        "rpow_float": lambda m, t: 2.5 ** t, "div": lambda m, t: t / 2, "log_softmax": lambda m, t: t.float().log_softmax(1),
+        "cat": lambda m, t: m.cat([t, t.float()]), "half_sum": lambda m, t: t.half().sum(),
+    }
+    for name, fn in cases.items():
+        got = fn(lucid, lucid.tensor(ints, device=device))
+        want = fn(torch, torch.tensor(ints))
+        assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1], name
+        np.testing.assert_allclose(got.numpy().astype(np.float64), want.numpy().astype(np.float64),
+                                   rtol=BACKENDS["float32"][0] if got.dtype is not lucid.float16 else 1e-3,
+                                   err_msg=name)
+
+
+def test_integer_power_matches_torch(device):
+    torch = pytest.importorskip("torch")
+    base, exponent = [2, 1, -1, -1, 0, 3, -2, 5], [-2, -3, -1, -2, -1, 0, -1, 2]
+    got = lucid.tensor(base, device=device) ** lucid.tensor(exponent, device=device)
+    want = torch.tensor(base) ** torch.tensor(exponent)
+    assert got.dtype is lucid.int64 and got.tolist() == want.tolist()
+    assert (2 ** lucid.tensor([-1, 0, 3], device=device)).tolist() == [0, 1, 8]
+    with pytest.raises(RuntimeError, match="negative integer powers"):
+        lucid.tensor([1, 2], device=device) ** -1
+
+
+def test_float16_arithmetic_on_both_devices():
+    x = np.array([0.1, 1.5, -2.25, 65000.0], dtype=np.float16)
+    results = {}
+    for device in ("cpu", "gpu"):
+        t = lucid.tensor(x, device=device)
+        assert t.dtype is lucid.float16
+        y = t * 0.5 + 1
+        assert y.dtype is lucid.float16
+        assert (t + lucid.ones(4, device=device)).dtype is lucid.float32
+        results[device] = y.numpy()
+    np.testing.assert_array_equal(results["gpu"], results["cpu"])
+
+
+# --- moving between devices ---------------------------------------------------------------------
+
+def test_to_round_trip_keeps_values_and_makes_new_tensors():
+    x = lucid.randn(3, 4, dtype=lucid.float64)
+    g = x.to("gpu")
+    assert g is not x and g.device == "gpu" and x.device == "cpu"
+    assert g.to("gpu") is g and g.gpu() is g
+    back = g.to("cpu")
+    assert back is not x
+    np.testing.assert_array_equal(back.numpy(), x.numpy())
+    both = x.to("gpu", lucid.float32)
+    assert both.device == "gpu" and both.dtype is lucid.float32
+    assert x.to(device="gpu", dtype=lucid.float16).dtype is lucid.float16
+    like = lucid.zeros(1, dtype=lucid.float16, device="gpu")
+    assert x.to(like).device == "gpu" and x.to(like).dtype is lucid.float16
+    assert x.to("mlx").device == "gpu"  # the other names of the MLX device
+
+
+def test_gradient_flows_through_device_moves():
+    x = lucid.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x.to("gpu")
+    assert y.requires_grad and y.grad_fn is not None
+    z = (y * y).sum().to("cpu") + (x.gpu().double() * 2).sum().cpu().float()
+    z.backward()
+    assert x.grad.device == "cpu" and x.grad.dtype is lucid.float32
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 6.0, 8.0])
+    w = lucid.tensor([1.0, 2.0], device="gpu", requires_grad=True)
+    (w.cpu() ** 2).sum().backward()
+    assert w.grad.device == "gpu"
+    assert w.grad.tolist() == [2.0, 4.0]
+
+
+def test_randn_gives_the_same_numbers_on_both_devices():
+    for dtype in (lucid.float32, lucid.float64, lucid.float16):
+        lucid.manual_seed(11)
+        a = lucid.randn(50, dtype=dtype)
+        lucid.manual_seed(11)
+        b = lucid.randn(50, dtype=dtype, device="gpu")
+        assert b.device == "gpu" and b.dtype is dtype
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    lucid.manual_seed(5)
+    a = lucid.rand(7, 3)
+    lucid.manual_seed(5)
+    np.testing.assert_array_equal(lucid.rand(7, 3, device="gpu").numpy(), a.numpy())
+
+
+# --- gathers and scatter-adds --------------------------------------------------------------------
+
+def test_index_backward_accumulates_duplicates_on_mlx():
+    x = lucid.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], device="gpu", requires_grad=True)
+    idx = lucid.tensor([2, 0, 2, 2, -1], device="gpu")
+    (x[idx] * lucid.tensor([[1.0], [2.0], [3.0], [4.0], [5.0]], device="gpu")).sum().backward()
+    assert x.grad.device == "gpu"
+    assert x.grad.tolist() == [[2.0, 2.0], [0.0, 0.0], [13.0, 13.0]]
+    y = lucid.zeros(2, 3, device="gpu", requires_grad=True)
+    y[[0, 0, 1], [2, 2, 2]].sum().backward()
+    assert y.grad.tolist() == [[0.0, 0.0, 2.0], [0.0, 0.0, 1.0]]
+
+
+def test_gather_and_scatter_add_are_vectorised_on_mlx():
+    n = 1_000_000
+    lucid.manual_seed(0)
+    index = (lucid.rand(n, device="gpu") * 10).long()
+    x = lucid.ones(10, device="gpu", requires_grad=True)
+    start = time.perf_counter()
+    x[index].sum().backward()
+    total = x.grad.sum().item()
+    elapsed = time.perf_counter() - start
+    assert total == n
+    np.testing.assert_array_equal(x.grad.numpy(), np.bincount(index.numpy(), minlength=10))
+    assert elapsed < 5.0, f"a million-index gather and scatter-add took {elapsed:.1f} s: a Python loop?"
+
+
+def test_boolean_mask_indexing_on_mlx():
+    x = lucid.tensor([[1.0, -2.0, 3.0], [-4.0, 5.0, -6.0]], device="gpu", requires_grad=True)
+    y = x[x > 0]
+    assert y.tolist() == [1.0, 3.0, 5.0]
+    y.sum().backward()
+    assert x.grad.tolist() == [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]
+
+
+@pytest.mark.parametrize("device_", ["cpu", "gpu"])
+def test_setitem_paths(device_):
+    x = lucid.zeros(3, 4, device=device_)
+    x[0] = 1.0
+    x[1, 1:3] = lucid.tensor([2.0, 3.0], device=device_)
+    x[:, 3] = lucid.tensor([7, 8, 9], device=device_)  # cast to the target's dtype
+    x[lucid.tensor([2, 2], device=device_), lucid.tensor([0, 1], device=device_)] = 5.0
+    x[x == 0] = -1.0
+    x[..., None][2, 2] = 4.0  # through a view: the write lands on cpu only, so just check it runs
+    assert x.dtype is lucid.float32
+    x[[-1]] = lucid.tensor([[6.0, 6.0, 6.0, 6.0]], device=device_)
+    assert x.tolist()[:2] == [[1.0, 1.0, 1.0, 7.0], [-1.0, 2.0, 3.0, 8.0]]
+    assert x.tolist()[2] == [6.0, 6.0, 6.0, 6.0]
+    v = x._version
+    x[0, 0] = 0.5
+    assert x._version == v + 1
