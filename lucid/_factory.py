@@ -6,7 +6,7 @@ import numbers
 
 from . import _backend, _dtype
 from ._backend import random as _random
-from ._tensor import Tensor
+from ._tensor import Tensor, _check_dtype
 
 
 def _shape(size) -> tuple:
@@ -16,6 +16,17 @@ def _shape(size) -> tuple:
         if not isinstance(n, numbers.Integral) or n < 0:
             raise ValueError(f"sizes must be non-negative integers, got {size!r}")
     return tuple(int(n) for n in size)
+
+
+def _dtype_or(dtype, default) -> _dtype.dtype:
+    return default if dtype is None else _check_dtype(dtype)
+
+
+def _floating(dtype, name) -> _dtype.dtype:
+    dtype = _dtype_or(dtype, _dtype.default_float)
+    if not dtype.is_floating_point:
+        raise RuntimeError(f"{name}() draws floating point numbers; got dtype {dtype}")
+    return dtype
 
 
 def _finish(array, backend, requires_grad):
@@ -48,7 +59,7 @@ def zeros(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     (2, 3)
     """
     backend = _backend.get(device)
-    return _finish(backend.zeros(_shape(size), dtype or _dtype.default_float), backend, requires_grad)
+    return _finish(backend.zeros(_shape(size), _dtype_or(dtype, _dtype.default_float)), backend, requires_grad)
 
 
 def ones(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
@@ -61,7 +72,7 @@ def ones(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     tensor([1., 1.])
     """
     backend = _backend.get(device)
-    return _finish(backend.ones(_shape(size), dtype or _dtype.default_float), backend, requires_grad)
+    return _finish(backend.ones(_shape(size), _dtype_or(dtype, _dtype.default_float)), backend, requires_grad)
 
 
 def full(size, fill_value, dtype=None, device="cpu", requires_grad=False) -> Tensor:
@@ -74,8 +85,7 @@ def full(size, fill_value, dtype=None, device="cpu", requires_grad=False) -> Ten
     tensor([7, 7])
     """
     backend = _backend.get(device)
-    if dtype is None:
-        dtype = _dtype.promote_scalar(_dtype.bool_, fill_value)
+    dtype = _dtype_or(dtype, _dtype.promote_scalar(_dtype.bool_, fill_value))
     return _finish(backend.full(_shape((size,)), fill_value, dtype), backend, requires_grad)
 
 
@@ -116,7 +126,7 @@ def randn(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     True
     """
     backend = _backend.get(device)
-    array = _random.normal(_shape(size), dtype or _dtype.default_float, backend)
+    array = _random.normal(_shape(size), _floating(dtype, "randn"), backend)
     return _finish(array, backend, requires_grad)
 
 
@@ -131,7 +141,7 @@ def rand(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     True
     """
     backend = _backend.get(device)
-    array = _random.uniform(_shape(size), dtype or _dtype.default_float, backend)
+    array = _random.uniform(_shape(size), _floating(dtype, "rand"), backend)
     return _finish(array, backend, requires_grad)
 
 
@@ -150,9 +160,10 @@ def arange(start, end=None, step=1, dtype=None, device="cpu", requires_grad=Fals
         start, end = 0, start
     if step == 0:
         raise RuntimeError("step must be nonzero")
-    if dtype is None:
-        floating = any(isinstance(v, float) for v in (start, end, step))
-        dtype = _dtype.default_float if floating else _dtype.default_int
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    floating = any(isinstance(v, float) for v in (start, end, step))
+    dtype = _dtype_or(dtype, _dtype.default_float if floating else _dtype.default_int)
     backend = _backend.get(device)
     return _finish(backend.arange(start, end, step, dtype), backend, requires_grad)
 
