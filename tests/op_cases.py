@@ -129,7 +129,10 @@ def _cases():
         c("min", lambda a: a.min(), x234),
         c("min_dim", lambda a: a.min(dim=0).values, x234),
         c("min_dim_keepdim", lambda a: a.min(2, keepdim=True)[0], x234),
+        c("sum_0d", lambda a: a.sum(0) * a.sum(), ((),)),
+        c("max_0d", lambda a: a.max(0).values * a.min(-1)[0] + a.max(), ((),)),
         c("log_softmax", lambda a: a.log_softmax(-1), x234),
+        c("log_softmax_0d", lambda a: a.log_softmax(0) + a, ((),)),
         c("log_softmax_dim0", lambda a: lucid.log_softmax(a * 5, 0), x34),
         # shapes
         c("reshape", lambda a: a.reshape(6, 4), x234),

@@ -243,6 +243,17 @@ def test_integer_power_matches_torch(device):
         lucid.tensor([1, 2], device=device) ** -1
 
 
+def test_float16_reductions_accumulate_in_float32_like_torch(device):
+    torch = pytest.importorskip("torch")
+    host = np.random.default_rng(0).uniform(0, 1, (40, 500)).astype(np.float16)
+    ours, theirs = lucid.tensor(host, device=device), torch.tensor(host)
+    for name, fn in {"sum": lambda t: t.sum(), "mean": lambda t: t.mean(), "sum_dim": lambda t: t.sum(1),
+                     "mean_dim": lambda t: t.mean(0)}.items():
+        got, want = fn(ours), fn(theirs)
+        assert got.dtype is lucid.float16, name
+        np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=name)
+
+
 def test_float16_arithmetic_on_both_devices():
     x = np.array([0.1, 1.5, -2.25, 65000.0], dtype=np.float16)
     results = {}

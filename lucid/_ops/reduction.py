@@ -41,6 +41,14 @@ def _expand_back(backend, grad, shape, axes, keepdim):
     return backend.broadcast_to(grad, shape)
 
 
+def _accurate(backend, reduce, a, axes, keepdim):
+    """``reduce`` over ``axes``, accumulating float16 in float32 as torch does (then back)."""
+    if a.dtype is not _dtype.float16:
+        return reduce(a._data, axis=axes, keepdims=keepdim)
+    wide = reduce(backend.astype(a._data, _dtype.float32), axis=axes, keepdims=keepdim)
+    return backend.astype(wide, _dtype.float16)
+
+
 def sum(a, dim=None, keepdim=False, dtype=None):
     axes = _axes(a, dim)
     backend = a._backend
@@ -48,7 +56,7 @@ def sum(a, dim=None, keepdim=False, dtype=None):
         a = a.to(dtype)
     elif not a.dtype.is_floating_point:
         a = a.to(_dtype.int64)  # torch sums bools and integers as int64
-    out = a._like(backend.sum(a._data, axis=axes, keepdims=keepdim))
+    out = a._like(_accurate(backend, backend.sum, a, axes, keepdim))
     shape = a.shape
     return record(out, "SumBackward", (a,), lambda g: (_expand_back(backend, g, shape, axes, keepdim),))
 
@@ -64,7 +72,7 @@ def mean(a, dim=None, keepdim=False):
     count = 1
     for axis in axes:
         count *= shape[axis]
-    out = a._like(backend.mean(a._data, axis=axes, keepdims=keepdim))
+    out = a._like(_accurate(backend, backend.mean, a, axes, keepdim))
     return record(out, "MeanBackward", (a,),
                   lambda g: (_expand_back(backend, backend.divide(g, count), shape, axes, keepdim),))
 
@@ -79,6 +87,12 @@ def _extreme(a, dim, keepdim, largest):
         )
     if dim is not None and not isinstance(dim, numbers.Integral):
         raise TypeError(f"{name}(): dim must be an int (the values and indices along one dimension), got {dim!r}")
+    if dim is not None and a.ndim == 0:
+        from . import shape as shape_ops
+
+        _axes(a, dim)  # range check: 0 and -1 name a 0-d tensor's only "dimension"
+        values, indices = _extreme(shape_ops.reshape(a, 1), 0, False, largest)
+        return MaxMin(shape_ops.reshape(values, ()), shape_ops.reshape(indices, ()))
     reduce = backend.max if largest else backend.min
     if dim is None:
         out_array = reduce(x)
@@ -128,6 +142,11 @@ def log_softmax(a, dim):
     """``x - logsumexp(x)`` along ``dim``, computed stably, with its own backward."""
     if not a.dtype.is_floating_point:
         a = a.to(_dtype.default_float)
+    if a.ndim == 0:
+        from . import shape as shape_ops
+
+        _axes(a, dim)
+        return shape_ops.reshape(log_softmax(shape_ops.reshape(a, 1), 0), ())
     (axis,) = _axes(a, dim)
     backend, x = a._backend, a._data
     out_array = backend.subtract(x, backend.logsumexp(x, axis=axis, keepdims=True))
