@@ -9,6 +9,7 @@ import numpy as np
 
 from . import _autograd, _backend, _dtype
 from ._autograd import record
+from ._ops.broadcast import broadcast_shapes, check_fits
 
 
 def _infer_dtype(data) -> _dtype.dtype:
@@ -446,9 +447,7 @@ class Tensor:
         elif not isinstance(other, numbers.Number):
             other = Tensor(other, dtype=self.dtype, device=self.device)
         if check and isinstance(other, Tensor):
-            from ._ops.broadcast import check_inplace
-
-            check_inplace(self.shape, other.shape)
+            check_fits(self.shape, other.shape)
         if check:
             result = _dtype.result_type(self, other)
             if floating and not result.is_floating_point:
@@ -552,9 +551,7 @@ class Tensor:
         if isinstance(src, Tensor) and src.device != self.device:
             src = src.to(self.device)
         if isinstance(src, Tensor):
-            from ._ops.broadcast import check_inplace
-
-            check_inplace(self.shape, src.shape)
+            check_fits(self.shape, src.shape)
         return self._assign(self._operand(src, check=False))
 
     def zero_(self) -> "Tensor":
@@ -573,8 +570,7 @@ class Tensor:
     def __setitem__(self, index, value) -> None:
         """In-place assignment ``self[index] = value`` (not recorded by autograd)."""
         self._check_inplace(value)
-        from ._ops.broadcast import broadcast_shapes
-        from ._ops.indexing import normalize_index
+        from ._ops.indexing import normalize_index  # it needs Tensor: imported late
 
         b = self._backend
         index = normalize_index(self, index)

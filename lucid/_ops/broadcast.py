@@ -42,14 +42,14 @@ def _pair(a: tuple, b: tuple) -> tuple:
     return tuple(out)
 
 
-def check_inplace(target: tuple, *others) -> None:
+def check_fits(target: tuple, *others) -> None:
     """Raise unless every shape in ``others`` broadcasts to ``target`` without growing it.
 
     Examples
     --------
-    >>> from lucid._ops.broadcast import check_inplace
-    >>> check_inplace((2, 3), (3,), ())
-    >>> check_inplace((3,), (2, 3))
+    >>> from lucid._ops.broadcast import check_fits
+    >>> check_fits((2, 3), (3,), ())
+    >>> check_fits((3,), (2, 3))
     Traceback (most recent call last):
         ...
     RuntimeError: output with shape [3] doesn't match the broadcast shape [2, 3]
