@@ -19,11 +19,13 @@ from .adam import Adam, AdamW
 from .lion import Lion
 from .muon import Muon
 from .optimizer import Optimizer, register_optimizer_step_post_hook, register_optimizer_step_pre_hook, required
+from . import lr_scheduler
 from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "SparseAdam", "required",
     "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
+    "lr_scheduler",
     "Lion", "Adafactor", "Muon",
 ]

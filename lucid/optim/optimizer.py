@@ -376,6 +376,7 @@ class Optimizer:
         -------
         The closure's loss, or None without a closure.
         """
+        self._opt_called = True  # lr schedulers read it: the optimizer has stepped
         return self._step(closure)
 
     step = _with_step_hooks(step)
