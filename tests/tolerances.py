@@ -16,6 +16,12 @@ BACKENDS = {
     "float32": (1e-5, 1e-6),
 }
 
+# learning-rate schedulers against torch's golden sequences (Python-float arithmetic, so
+# the numbers agree to the last bit in practice; atol covers lrs that reach 0)
+SCHEDULER = {
+    "float64": (1e-12, 1e-15),
+}
+
 # central finite differences in float64 against autograd
 GRADCHECK = {"eps": 1e-6, "rtol": 1e-6, "atol": 1e-8}
 
