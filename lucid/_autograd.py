@@ -132,7 +132,8 @@ class Node:
         self.name = name
         self.backward = backward
         self.inputs = inputs
-        self.saved = tuple((t, t._version) for t in saved)
+        # the version counters, not the tensors: an op that saves its own output makes no cycle
+        self.saved = tuple((t._versions, t._version, t.dtype, t.shape) for t in saved)
 
     def __repr__(self):
         return f"<{self.name}>"
@@ -210,11 +211,13 @@ def run_backward(root, grad, retain_graph: bool) -> None:
                 "tensors after they have already been freed). Specify retain_graph=True if you "
                 "need to backward through the graph a second time."
             )
-        for saved, version in node.saved:
-            if saved._version != version:
+        for versions, version, dtype, shape in node.saved:
+            if versions[0] != version:
+                from ._tensor import describe
+
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by "
-                    f"an inplace operation: [{saved._describe()}] is at version {saved._version}; "
+                    f"an inplace operation: [{describe(dtype, shape)}] is at version {versions[0]}; "
                     f"expected version {version} instead (it was saved by {node.name})."
                 )
         grads = node.backward(grad)

@@ -28,6 +28,13 @@ def _infer_dtype(data) -> _dtype.dtype:
     raise TypeError(f"cannot make a tensor from {type(data).__name__} data of kind {kind!r}")
 
 
+def describe(dtype, shape) -> str:
+    """torch's short name for a tensor in error messages, e.g. "FloatTensor of shape [2, 3]"."""
+    kind = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+            "int32": "Int", "bool": "Bool"}[dtype.name]
+    return f"{kind}Tensor of shape {list(shape)}"
+
+
 def _check_dtype(dtype) -> _dtype.dtype:
     if not isinstance(dtype, _dtype.dtype):
         raise TypeError(f"dtype must be a lucid dtype such as lucid.float32, got {dtype!r}")
@@ -352,9 +359,7 @@ class Tensor:
         return (_rebuild_tensor, (self._backend.to_numpy(self._data), self.device, self.dtype, self._requires_grad))
 
     def _describe(self) -> str:
-        kind = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-                "int32": "Int", "bool": "Bool"}[self.dtype.name]
-        return f"{kind}Tensor of shape {list(self.shape)}"
+        return describe(self.dtype, self.shape)
 
     def __repr__(self) -> str:
         values = np.array2string(self._backend.to_numpy(self._data), separator=", ", prefix="tensor(")

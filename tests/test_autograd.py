@@ -170,6 +170,49 @@ def test_in_place_write_through_an_alias_raises(device, alias):
         z.backward()
 
 
+@pytest.mark.parametrize("what", ["where_condition", "index_tensor", "index_mask", "pow_output", "max_output"])
+def test_in_place_write_to_anything_backward_reads_raises(device, what):
+    x = lucid.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    if what == "where_condition":
+        mask = lucid.tensor([True, False, True], device=device)
+        z, write = lucid.where(mask, x, x * 2).sum(), lambda: mask.__setitem__(0, False)
+    elif what == "index_tensor":
+        index = lucid.tensor([0, 2], device=device)
+        write = lambda: index.fill_(1)  # noqa: E731
+    elif what == "index_mask":
+        index = lucid.tensor([True, False, True], device=device)
+        write = lambda: index.copy_(lucid.tensor([False, True, True], device=device))  # noqa: E731
+    if what.startswith("index"):
+        z = x[index].sum()
+    elif what == "pow_output":
+        y = x ** lucid.tensor([2.0, 2.0, 2.0], device=device)
+        z, write = y.sum(), lambda: y.add_(1)
+    elif what == "max_output":
+        y = x.max()
+        z, write = y * 1, lambda: y.mul_(2)
+    with lucid.no_grad():
+        write()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.backward()
+
+
+def test_graph_is_freed_without_the_garbage_collector(device):
+    """Nodes hold version counters, not tensors: an op that saves its output makes no cycle."""
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        x = lucid.ones(3, device=device, requires_grad=True)
+        y = x.exp()  # ExpBackward reads its own output
+        z = (y.sigmoid() * y.tanh()).sum()
+        refs = [weakref.ref(y), weakref.ref(z)]
+        del y, z
+        assert [ref() for ref in refs] == [None, None]
+    finally:
+        gc.enable()
+
+
 def test_advanced_indexing_copies_so_writes_do_not_count(device):
     w = lucid.tensor([1.0, 2.0], device=device, requires_grad=True)
     x = lucid.tensor([3.0, 4.0], device=device)

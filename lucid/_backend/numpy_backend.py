@@ -63,7 +63,10 @@ class NumpyBackend(Backend):
 
     def scatter_add(self, shape, dtype, index, values):
         out = np.zeros(shape, dtype=_TO_NATIVE[dtype])
-        np.add.at(out, index, values)
+        if all(part is None or part is Ellipsis or isinstance(part, (int, slice)) for part in index):
+            out[index] = values  # basic indexing names each element once: a plain write
+        else:
+            np.add.at(out, index, values)
         return out
 
     def setitem(self, a, index, values):
@@ -89,3 +92,4 @@ class NumpyBackend(Backend):
     def inplace(self, name, a, *args):
         getattr(np, name)(a, *args, out=a)
         return a
+

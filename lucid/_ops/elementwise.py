@@ -135,7 +135,7 @@ def pow(a, b):
         gb = backend.where(at_zero, zeros, backend.multiply(g, backend.multiply(out_array, safe_log)))
         return ga, gb
 
-    return record(out, "PowBackward1", (a, b), backward, saved=(a, b))
+    return record(out, "PowBackward1", (a, b), backward, saved=(a, b, out))
 
 
 def _matmul_shape(a_shape: tuple, b_shape: tuple) -> tuple:
@@ -312,7 +312,7 @@ def where(condition, a, b):
         zeros = backend.xp.zeros_like(g)
         return backend.where(c, g, zeros), backend.where(c, zeros, g)
 
-    return record(out, "WhereBackward", (a, b), backward)
+    return record(out, "WhereBackward", (a, b), backward, saved=(condition,))
 
 
 def compare(op, a, b):

@@ -92,9 +92,11 @@ def normalize_index(tensor, index):
 
 
 def getitem(a, index):
+    # index tensors are read again by backward: an in-place write to one must make it raise
+    saved = tuple(part for part in (index if isinstance(index, tuple) else (index,)) if isinstance(part, Tensor))
     index = normalize_index(a, index)
     backend, shape, dtype = a._backend, a.shape, a.dtype
     basic = all(part is None or part is Ellipsis or isinstance(part, (int, slice)) for part in index)
     result = backend.getitem(a._data, index)
     out = a._view(result) if basic else a._like(result)  # basic indexing gives a view, as in torch
-    return record(out, "IndexBackward", (a,), lambda g: (backend.scatter_add(shape, dtype, index, g),))
+    return record(out, "IndexBackward", (a,), lambda g: (backend.scatter_add(shape, dtype, index, g),), saved=saved)

@@ -103,7 +103,7 @@ def _extreme(a, dim, keepdim, largest):
             hit = backend.astype(backend.compare("equal", x, out_array), a.dtype)
             return (backend.multiply(g, backend.divide(hit, backend.sum(hit))),)
 
-        return record(out, "MaxBackward1" if largest else "MinBackward1", (a,), backward, saved=(a,))
+        return record(out, "MaxBackward1" if largest else "MinBackward1", (a,), backward, saved=(a, out))
     (axis,) = _axes(a, dim)
     values = a._like(reduce(x, axis=axis, keepdims=keepdim))
     pick = backend.argmax if largest else backend.argmin
