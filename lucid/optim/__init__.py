@@ -15,17 +15,25 @@ Examples
 """
 
 from .adafactor import Adafactor
+from .adadelta import Adadelta
+from .adagrad import Adagrad
 from .adam import Adam, AdamW
+from .adamax import Adamax
+from .asgd import ASGD
 from .lion import Lion
 from .muon import Muon
+from .nadam import NAdam, RAdam
 from .optimizer import Optimizer, register_optimizer_step_post_hook, register_optimizer_step_pre_hook, required
 from . import lr_scheduler
+from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "SparseAdam", "required",
     "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
+    "Adadelta", "Adagrad", "Adamax", "ASGD", "NAdam", "RAdam", "RMSprop", "Rprop",
     "lr_scheduler",
     "Lion", "Adafactor", "Muon",
 ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .. import _factory
+from .._dtype import float32
 from .._tensor import Tensor
 
 
@@ -10,11 +12,13 @@ def weight_decay(param: Tensor, grad: Tensor, lr, decay, decoupled: bool = False
 
     L2 (``decoupled=False``) returns ``grad + decay * param`` and leaves ``param``;
     decoupled (AdamW) shrinks ``param`` by ``1 - lr * decay`` in place and returns ``grad``.
+    A Tensor ``lr`` makes the factor a Tensor computation in its dtype, as in torch.
     """
     if decay == 0:
         return grad
     if decoupled:
-        param.mul_(1 - lr * decay)
+        factor = 1 - lr * decay
+        param.mul_(factor.item() if isinstance(factor, Tensor) else factor)
         return grad
     return grad.add(param, alpha=decay)
 
@@ -23,6 +27,18 @@ def bias_corrections(betas, step: int):
     """``1 - beta1**t`` and ``1 - beta2**t`` for step ``t`` (Python floats, as torch computes them)."""
     beta1, beta2 = betas
     return 1 - beta1**step, 1 - beta2**step
+
+
+def float32_scalar(value, param: Tensor) -> Tensor:
+    """A 0-d float32 Tensor on ``param``'s device holding ``value`` (rounded to float32).
+
+    torch keeps a few per-parameter scalars in its default dtype, float32, whatever the
+    parameter's dtype (ASGD's ``eta`` and ``mu``, NAdam's ``mu_product``); lucid keeps them
+    the same way so that its numbers are torch's. Optimizers that keep such state list the
+    keys in ``_float32_state`` so the base leaves their dtype alone.
+    """
+    value = value.item() if isinstance(value, Tensor) else value
+    return _factory.full((), value, dtype=float32, device=param.device)
 
 
 def norm(tensor: Tensor, dim=None, keepdim: bool = False) -> Tensor:
