@@ -304,7 +304,99 @@ CASES: list[OptimCase] = [
 ]
 
 # --- the optimizer family, part A (Adadelta, Adagrad, Adamax, ASGD, NAdam, RAdam, RMSprop, Rprop)
-FAMILY_A_CASES: list[OptimCase] = []
+FAMILY_A_CASES: list[OptimCase] = [
+    # Adadelta: OptimizerInfo's CPU configs (default, lr, wd, maximize, maximize+wd, rho+wd).
+    _case("adadelta_default", "Adadelta", {}, {"lr": 0.5}),
+    _case("adadelta_lr", "Adadelta", {"lr": 0.01}, {"lr": 0.1}),
+    _case("adadelta_wd", "Adadelta", {"weight_decay": 0.1}, {"weight_decay": 0.0}),
+    _case("adadelta_maximize", "Adadelta", {"maximize": True}, {"maximize": False}),
+    _case("adadelta_wd_maximize", "Adadelta", {"weight_decay": 0.1, "maximize": True}, {"eps": 1e-3}),
+    _case("adadelta_rho_wd", "Adadelta", {"rho": 0.95, "weight_decay": 0.9}, {"rho": 0.5}),
+    _case("adadelta_tensor_lr", "Adadelta", {"lr": TENSOR_LR}, {"lr": 0.1}),
+    # Adagrad: OptimizerInfo's CPU configs (default, wd, wd+maximize, lr, initial
+    # accumulator+wd, lr_decay+wd, Tensor lr). State exists from construction, so param 2
+    # (no grad for steps 1-3) has step 0 and its initial sum recorded from step 1.
+    _case("adagrad_default", "Adagrad", {}, {"lr": 0.05}),
+    _case("adagrad_wd", "Adagrad", {"weight_decay": 0.1}, {"weight_decay": 0.0}),
+    _case("adagrad_wd_maximize", "Adagrad", {"weight_decay": 0.1, "maximize": True}, {"lr": 0.05}),
+    _case("adagrad_lr", "Adagrad", {"lr": 0.1}, {"eps": 1e-3}),
+    _case("adagrad_initial_accumulator_wd", "Adagrad", {"initial_accumulator_value": 0.1, "weight_decay": 0.1},
+          {"weight_decay": 0.0}),
+    _case("adagrad_lr_decay_wd", "Adagrad", {"lr": 0.1, "lr_decay": 0.5, "weight_decay": 0.1}, {"lr_decay": 0.01}),
+    # A Tensor lr with lr_decay: the decayed rate is computed in float32, as torch does.
+    _case("adagrad_tensor_lr", "Adagrad", {"lr": TENSOR_LR}, {"lr": 0.01}, {"lr_decay": 0.1}),
+    # torch starts every accumulator at the constructor's value; group 1's own is unused.
+    _case("adagrad_group_initial_accumulator", "Adagrad", {"initial_accumulator_value": 0.5},
+          {"initial_accumulator_value": 2.0}),
+    # Adamax: OptimizerInfo's CPU configs (default, lr, wd, maximize, maximize+wd), betas/eps.
+    _case("adamax_default", "Adamax", {}, {"lr": 0.01}),
+    _case("adamax_lr", "Adamax", {"lr": 0.1}, {"lr": 0.01}),
+    _case("adamax_wd", "Adamax", {"weight_decay": 0.1}, {"weight_decay": 0.0}),
+    _case("adamax_maximize", "Adamax", {"maximize": True}, {"maximize": False}),
+    _case("adamax_wd_maximize", "Adamax", {"weight_decay": 0.1, "maximize": True}, {"lr": 0.01}),
+    # eps=0.05 in group 1 makes its placement (inside the max) visible.
+    _case("adamax_betas_eps", "Adamax", {"betas": (0.8, 0.99), "eps": 1e-6}, {"betas": (0.5, 0.9), "eps": 0.05}),
+    _case("adamax_tensor_lr", "Adamax", {"lr": TENSOR_LR}, {"lr": 0.01}),
+    # ASGD: OptimizerInfo's CPU configs (default, lambd, lr, t0, maximize, wd, maximize+wd);
+    # then a small t0, so that the average ax (mu < 1) and the eta/mu schedule are exercised.
+    _case("asgd_default", "ASGD", {}, {"lr": 0.05}),
+    _case("asgd_lambd", "ASGD", {"lambd": 0.1}, {"lambd": 1e-4}),
+    _case("asgd_lr", "ASGD", {"lr": 0.02}, {"lr": 0.1}),
+    _case("asgd_t0", "ASGD", {"t0": 100}, {"t0": 1e6}),
+    _case("asgd_maximize", "ASGD", {"maximize": True}, {"maximize": False}),
+    _case("asgd_wd", "ASGD", {"weight_decay": 0.1}, {"weight_decay": 0.0}),
+    _case("asgd_wd_maximize", "ASGD", {"weight_decay": 0.1, "maximize": True}, {"lr": 0.05}),
+    _case("asgd_averaging", "ASGD", {"lr": 0.05, "lambd": 0.01, "alpha": 0.5, "t0": 5}, {"t0": 20, "alpha": 0.9}),
+    # A Tensor lr: eta's schedule is then computed in float32 Tensor arithmetic, as torch does.
+    _case("asgd_tensor_lr", "ASGD", {"lr": TENSOR_LR, "lambd": 0.01, "t0": 5}, {"lr": 0.05}),
+    # NAdam: OptimizerInfo's CPU configs (default, lr, momentum_decay, wd, wd+momentum_decay,
+    # decoupled wd, wd+maximize).
+    _case("nadam_default", "NAdam", {}, {"lr": 0.01}),
+    _case("nadam_lr", "NAdam", {"lr": 1e-3}, {"lr": 0.02}),
+    _case("nadam_momentum_decay", "NAdam", {"momentum_decay": 6e-3}, {"momentum_decay": 0.1}),
+    _case("nadam_wd", "NAdam", {"weight_decay": 0.1}, {"weight_decay": 0.0}),
+    _case("nadam_wd_momentum_decay", "NAdam", {"weight_decay": 0.1, "momentum_decay": 6e-3}, {"lr": 0.01}),
+    # Group 1 falls back to L2 weight decay: same wd, different placement.
+    _case("nadam_decoupled_wd", "NAdam", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True},
+          {"decoupled_weight_decay": False}),
+    _case("nadam_wd_maximize", "NAdam", {"weight_decay": 0.1, "maximize": True}, {"betas": (0.5, 0.9), "eps": 1e-3}),
+    _case("nadam_tensor_lr_decoupled_wd", "NAdam", {"lr": TENSOR_LR, "weight_decay": 0.1,
+          "decoupled_weight_decay": True}, {"lr": 0.01}),
+    # RAdam: OptimizerInfo's CPU configs (default, lr, eps, wd, decoupled wd, wd+maximize).
+    # With betas (0.5, 0.9) rho_t passes 5 from step 7 on; with the default betas, step 6.
+    _case("radam_default", "RAdam", {}, {"lr": 0.01}),
+    _case("radam_lr", "RAdam", {"lr": 2e-3}, {"betas": (0.5, 0.9)}),
+    _case("radam_eps", "RAdam", {"eps": 1e-6}, {"eps": 1e-2}),
+    _case("radam_wd", "RAdam", {"weight_decay": 0.1}, {"weight_decay": 0.0}),
+    _case("radam_decoupled_wd", "RAdam", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True},
+          {"decoupled_weight_decay": False}),
+    _case("radam_wd_maximize", "RAdam", {"weight_decay": 0.1, "maximize": True}, {"lr": 0.01}),
+    _case("radam_tensor_lr_decoupled_wd", "RAdam", {"lr": TENSOR_LR, "weight_decay": 0.1,
+          "decoupled_weight_decay": True}, {"lr": 0.01}),
+    # RMSprop: OptimizerInfo's CPU configs (default, lr, wd, maximize, centered+wd,
+    # maximize+wd, momentum+centered+wd, all combined).
+    _case("rmsprop_default", "RMSprop", {}, {"lr": 0.001}),
+    _case("rmsprop_lr", "RMSprop", {"lr": 1e-3}, {"alpha": 0.9}),
+    _case("rmsprop_wd", "RMSprop", {"weight_decay": 0.1}, {"weight_decay": 0.0}),
+    _case("rmsprop_maximize", "RMSprop", {"maximize": True}, {"maximize": False}),
+    # Group 1 is not centered: grad_avg exists for params 0-1 only.
+    _case("rmsprop_centered_wd", "RMSprop", {"weight_decay": 0.1, "centered": True}, {"centered": False}),
+    _case("rmsprop_wd_maximize", "RMSprop", {"weight_decay": 0.1, "maximize": True}, {"eps": 1e-3}),
+    # Group 0 without momentum: momentum_buffer exists for param 2 only.
+    _case("rmsprop_momentum_centered_wd", "RMSprop", {"weight_decay": 0.1, "centered": True, "momentum": 0.1},
+          {"momentum": 0.9}, {"momentum": 0.0}),
+    _case("rmsprop_all", "RMSprop",
+          {"lr": 0.005, "weight_decay": 0.1, "centered": True, "momentum": 0.1, "maximize": True}, {"alpha": 0.9}),
+    _case("rmsprop_tensor_lr", "RMSprop", {"lr": TENSOR_LR, "momentum": 0.5}, {"lr": 0.01}),
+    # Rprop: OptimizerInfo's CPU configs (default, lr, etas, step_sizes, maximize); tight
+    # step_sizes in group 1 make both clamps bite.
+    _case("rprop_default", "Rprop", {}, {"lr": 0.05}),
+    _case("rprop_lr", "Rprop", {"lr": 2e-4}, {"lr": 0.01}),
+    _case("rprop_etas", "Rprop", {"etas": (0.5, 1.5)}, {"etas": (0.3, 1.1)}),
+    _case("rprop_step_sizes", "Rprop", {"step_sizes": (2e-6, 100)}, {"step_sizes": (5e-3, 2e-2)}),
+    _case("rprop_maximize", "Rprop", {"maximize": True}, {"maximize": False}),
+    _case("rprop_tensor_lr", "Rprop", {"lr": TENSOR_LR}, {"lr": 0.01}),
+]
 # --- end of part A
 
 # --- the optimizer family, part B (Adafactor, Muon, Lion; LBFGS has its own closure cases)
