@@ -130,12 +130,22 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return len(self.shape)
 
     def dim(self) -> int:
+        """The number of dimensions (torch's method spelling of :attr:`ndim`)."""
         return self.ndim
 
     def numel(self) -> int:
+        """The number of elements.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.zeros(2, 3).numel(), lucid.tensor(1.0).numel()
+        (6, 1)
+        """
         n = 1
         for s in self.shape:
             n *= s
@@ -143,6 +153,7 @@ class Tensor:
 
     @property
     def dtype(self) -> _dtype.dtype:
+        """The element type, a :class:`lucid.dtype`."""
         return self._backend.dtype_of(self._data)
 
     @property
@@ -152,14 +163,17 @@ class Tensor:
 
     @property
     def is_floating_point_(self) -> bool:
+        """Whether the dtype is a floating point type (property spelling)."""
         return self.dtype.is_floating_point
 
     def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating point type."""
         return self.dtype.is_floating_point
 
     # --- autograd state ------------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
+        """Whether ``backward`` computes a gradient for this tensor (settable on leaves)."""
         return self._requires_grad
 
     @requires_grad.setter
@@ -176,6 +190,15 @@ class Tensor:
         self._requires_grad = value
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Set :attr:`requires_grad` in place and return self (floating point leaves only).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> w = lucid.zeros(2).requires_grad_()
+        >>> w.requires_grad, w.is_leaf
+        (True, True)
+        """
         self.requires_grad = requires_grad
         return self
 
@@ -211,6 +234,7 @@ class Tensor:
 
     @property
     def grad_fn(self):
+        """The node that made this tensor in the graph, or None for a leaf."""
         return self._node
 
     def retain_grad(self) -> None:
@@ -263,6 +287,7 @@ class Tensor:
         return self._view(self._data)
 
     def detach_(self) -> "Tensor":
+        """Take this tensor out of the graph in place: it becomes a leaf that needs no grad."""
         self._node = None
         self._requires_grad = False
         return self
@@ -398,30 +423,51 @@ class Tensor:
         return _convert(self, device, dtype)
 
     def half(self) -> "Tensor":
+        """This tensor as float16: a new tensor (autograd records the cast), or self if already.
+
+        ``float``, ``double``, ``long``, ``int`` and ``bool`` convert the same way, and ``cpu``
+        and ``gpu`` move between devices; none of them changes ``self``.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> x = lucid.tensor([1.5, 2.0])
+        >>> h = x.half()
+        >>> h, x.dtype, h is x
+        (tensor([1.5, 2. ], dtype=lucid.float16), lucid.float32, False)
+        """
         return self.to(_dtype.float16)
 
     def float(self) -> "Tensor":
+        """This tensor as float32 (see :meth:`half`)."""
         return self.to(_dtype.float32)
 
     def double(self) -> "Tensor":
+        """This tensor as float64 (see :meth:`half`)."""
         return self.to(_dtype.float64)
 
     def long(self) -> "Tensor":
+        """This tensor as int64 (see :meth:`half`)."""
         return self.to(_dtype.int64)
 
     def int(self) -> "Tensor":
+        """This tensor as int32 (see :meth:`half`)."""
         return self.to(_dtype.int32)
 
     def bool(self) -> "Tensor":
+        """This tensor as bool (see :meth:`half`)."""
         return self.to(_dtype.bool_)
 
     def cpu(self) -> "Tensor":
+        """This tensor on the ``"cpu"`` (NumPy) device: a new tensor, or self if already there."""
         return self.to("cpu")
 
     def gpu(self) -> "Tensor":
+        """This tensor on the ``"gpu"`` (MLX) device: a new tensor, or self if already there."""
         return self.to("gpu")
 
     def type_as(self, other: "Tensor") -> "Tensor":
+        """This tensor with ``other``'s dtype (see :meth:`to`)."""
         return self.to(other.dtype)
 
     # --- in place (the vocabulary update rules are written in) ---------------------------
@@ -480,37 +526,60 @@ class Tensor:
         return self._inplace("add", other)
 
     def sub_(self, other, alpha=1) -> "Tensor":
+        """``self -= alpha * other``."""
         return self.add_(other, alpha=-alpha)
 
     def mul_(self, other) -> "Tensor":
+        """``self *= other``.
+
+        Like every in-place method here it writes into this tensor's storage (on NumPy;
+        MLX rebinds), bumps its version, keeps its shape and dtype, and refuses a leaf that
+        requires grad unless gradients are off.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> w = lucid.ones(2, requires_grad=True)
+        >>> with lucid.no_grad():
+        ...     _ = w.mul_(lucid.tensor([2.0, 3.0]))
+        >>> w
+        tensor([2., 3.], requires_grad=True)
+        """
         self._check_inplace(other)
         return self._inplace("multiply", self._operand(other))
 
     def div_(self, other) -> "Tensor":
+        """``self /= other`` (true division: integer tensors raise, as in torch)."""
         self._check_inplace(other)
         return self._inplace("divide", self._operand(other, floating=True))
 
     def neg_(self) -> "Tensor":
+        """``self = -self``."""
         self._check_inplace()
         return self._inplace("negative")
 
     def sqrt_(self) -> "Tensor":
+        """``self = sqrt(self)``."""
         self._check_inplace()
         return self._inplace("sqrt")
 
     def abs_(self) -> "Tensor":
+        """``self = abs(self)``."""
         self._check_inplace()
         return self._inplace("abs")
 
     def sign_(self) -> "Tensor":
+        """``self = sign(self)``."""
         self._check_inplace()
         return self._inplace("sign")
 
     def maximum_(self, other) -> "Tensor":
+        """``self = maximum(self, other)`` elementwise."""
         self._check_inplace(other)
         return self._inplace("maximum", self._operand(other))
 
     def clamp_(self, min=None, max=None) -> "Tensor":
+        """Limit ``self`` to [min, max] in place (numbers or tensors)."""
         self._check_inplace(min, max)
         if min is not None:
             self._inplace("maximum", self._operand(min))
@@ -560,9 +629,11 @@ class Tensor:
         return self._assign(self._operand(src, check=False))
 
     def zero_(self) -> "Tensor":
+        """Fill with zeros."""
         return self.fill_(0)
 
     def fill_(self, value) -> "Tensor":
+        """Fill with ``value`` (a number or a 0-d tensor)."""
         self._check_inplace(value)
         if isinstance(value, Tensor):
             if value.ndim:

@@ -54,12 +54,29 @@ def coerce(a, b, floating=False):
 
 
 def add(a, b):
+    """``a + b`` with broadcasting and torch's type promotion (either may be a number).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([1, 2]) + 0.5
+    tensor([1.5, 2.5])
+    """
     a, b = coerce(a, b)
     out = a._like(a._backend.add(a._data, b._data))
     return record(out, "AddBackward", (a, b), lambda g: (g, g))
 
 
 def sub(a, b):
+    """``a - b`` with broadcasting and torch's type promotion.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([[1.0], [2.0]]) - lucid.tensor([1.0, 2.0])
+    tensor([[ 0., -1.],
+            [ 1.,  0.]])
+    """
     a, b = coerce(a, b)
     backend = a._backend
     out = a._like(backend.subtract(a._data, b._data))
@@ -67,6 +84,14 @@ def sub(a, b):
 
 
 def mul(a, b):
+    """``a * b`` with broadcasting and torch's type promotion.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([1, 2], dtype=lucid.int32) * 3
+    tensor([3, 6], dtype=lucid.int32)
+    """
     a, b = coerce(a, b)
     backend, x, y = a._backend, a._data, b._data
     out = a._like(backend.multiply(x, y))
@@ -75,6 +100,14 @@ def mul(a, b):
 
 
 def div(a, b):
+    """True division ``a / b``; integers divide to float32, as in torch.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([1, 2]) / 4
+    tensor([0.25, 0.5 ])
+    """
     a, b = coerce(a, b, floating=True)
     backend, x, y = a._backend, a._data, b._data
     out = a._like(backend.divide(x, y))
@@ -105,7 +138,22 @@ def _integer_power(backend, x, y):
 
 
 def pow(a, b):
-    """``a ** b``; torch's gradients, which are 0 (not nan) where the exponent is 0."""
+    """``a ** b`` for tensors and numbers on either side.
+
+    The gradients are torch's: 0 (not nan) where the exponent is 0, and for the exponent 0
+    where the base is 0. Integer tensors raise to negative integer tensor powers as torch
+    does (0 unless the base is ±1); a negative integer scalar exponent raises.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.tensor([0.0, 2.0], requires_grad=True)
+    >>> (x ** 0).sum().backward()
+    >>> x.grad
+    tensor([0., 0.])
+    >>> 2 ** lucid.tensor([1, 3])
+    tensor([2, 8])
+    """
     if isinstance(b, numbers.Number) and isinstance(a, Tensor):
         exponent = _scalar(b)
         a = a.to(_dtype.result_type(a, exponent))
@@ -155,7 +203,22 @@ def _matmul_shape(a_shape: tuple, b_shape: tuple) -> tuple:
 
 
 def matmul(a, b):
-    """The matrix product with NumPy's (and torch's) rules for vectors and batches."""
+    """The matrix product ``a @ b``, with NumPy's and torch's rules.
+
+    1-D operands are vectors (a dot product, or a matrix-vector product); operands with more
+    than two dimensions are stacks of matrices whose leading dimensions broadcast. Both must
+    have the same dtype and device.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> a = lucid.ones(2, 1, 2, 3)
+    >>> b = lucid.ones(4, 3, 5)
+    >>> (a @ b).shape
+    (2, 4, 2, 5)
+    >>> lucid.tensor([1.0, 2.0]) @ lucid.tensor([3.0, 4.0])
+    tensor(11.)
+    """
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError(f"matmul expects two Tensors, got {type(a).__name__} and {type(b).__name__}")
     _same_device(a, b)
@@ -193,6 +256,14 @@ def _unary(name, a, compute, derivative, saved_input=True):
 
 
 def neg(a):
+    """``-a`` (bool tensors raise: use ``~`` to invert a mask).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> -lucid.tensor([1.0, -2.0])
+    tensor([-1.,  2.])
+    """
     if a.dtype is _dtype.bool_:
         raise RuntimeError(
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
@@ -203,29 +274,77 @@ def neg(a):
 
 
 def exp(a):
+    """The elementwise exponential (integers give float32).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.exp(lucid.tensor([0.0, 1.0]))
+    tensor([1.      , 2.718282])
+    """
     return _unary("ExpBackward", a, lambda b, x: b.exp(x), lambda b, x, y: y, saved_input=False)
 
 
 def log(a):
+    """The elementwise natural logarithm (integers give float32).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.log(lucid.tensor([1.0, 4.0])).tolist()
+    [0.0, 1.3862943649291992]
+    """
     return _unary("LogBackward", a, lambda b, x: b.log(x), lambda b, x, y: b.divide(1, x))
 
 
 def sqrt(a):
+    """The elementwise square root (integers give float32).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.sqrt(lucid.tensor([4, 9]))
+    tensor([2., 3.])
+    """
     return _unary("SqrtBackward", a, lambda b, x: b.sqrt(x),
                   lambda b, x, y: b.divide(0.5, y), saved_input=False)
 
 
 def tanh(a):
+    """The elementwise hyperbolic tangent.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tanh(lucid.tensor([0.0]))
+    tensor([0.])
+    """
     return _unary("TanhBackward", a, lambda b, x: b.tanh(x),
                   lambda b, x, y: b.subtract(1, b.multiply(y, y)), saved_input=False)
 
 
 def sigmoid(a):
+    """The logistic function ``1 / (1 + exp(-a))``, computed without overflow.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.sigmoid(lucid.tensor([-1000.0, 0.0, 1000.0]))
+    tensor([0. , 0.5, 1. ])
+    """
     return _unary("SigmoidBackward", a, lambda b, x: b.sigmoid(x),
                   lambda b, x, y: b.multiply(y, b.subtract(1, y)), saved_input=False)
 
 
 def relu(a):
+    """``max(a, 0)`` elementwise; the gradient at 0 is 0, as in torch.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.relu(lucid.tensor([-1.0, 0.0, 2.0]))
+    tensor([0., 0., 2.])
+    """
     backend, x = a._backend, a._data
     out = a._like(backend.maximum(x, backend.xp.zeros_like(x)))
     positive = backend.compare("greater", x, 0)
@@ -234,12 +353,28 @@ def relu(a):
 
 
 def abs(a):
+    """The elementwise absolute value; the gradient at 0 is 0, as in torch.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> abs(lucid.tensor([-1.5, 2.0]))
+    tensor([1.5, 2. ])
+    """
     backend, x = a._backend, a._data
     out = a._like(backend.abs(x))
     return record(out, "AbsBackward", (a,), lambda g: (backend.multiply(g, backend.sign(x)),), saved=(a,))
 
 
 def sign(a):
+    """-1, 0 or 1 by the sign of each element (not differentiable).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([-2.0, 0.0, 3.0]).sign()
+    tensor([-1.,  0.,  1.])
+    """
     return a._like(a._backend.sign(a._data))
 
 
@@ -247,7 +382,21 @@ def clamp(a, min=None, max=None):
     """Limit values to [min, max] (numbers or tensors, broadcast), with torch's gradients.
 
     The gradient passes to ``a`` where min <= a <= max, to ``min`` where a < min and to
-    ``max`` where a > max (where min > max, the result and the gradient are max's).
+    ``max`` where a > max (where min > max, the result and the gradient are max's). The
+    result type is torch's promotion of ``a`` and the bounds.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.tensor([-2.0, 0.5, 3.0], requires_grad=True)
+    >>> y = x.clamp(-1, 1)
+    >>> y
+    tensor([-1. ,  0.5,  1. ], grad_fn=<ClampBackward>)
+    >>> y.sum().backward()
+    >>> x.grad
+    tensor([0., 1., 0.])
+    >>> lucid.clamp(lucid.tensor([1, 5]), max=lucid.tensor([2.5, 2.5]))
+    tensor([1. , 2.5])
     """
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -293,7 +442,17 @@ def clamp(a, min=None, max=None):
 
 
 def where(condition, a, b):
-    """Elements of ``a`` where ``condition`` holds, of ``b`` elsewhere (broadcast; either may be a number)."""
+    """Elements of ``a`` where ``condition`` holds, of ``b`` elsewhere (broadcast; either may be a number).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.tensor([-1.0, 2.0, -3.0])
+    >>> lucid.where(x > 0, x, 0.0)
+    tensor([0., 2., 0.])
+    >>> lucid.where(x > 0, 1, 0)
+    tensor([0, 1, 0])
+    """
     if not isinstance(condition, Tensor):
         raise TypeError(f"where() expects condition to be a Tensor, got {type(condition).__name__}")
     if condition.dtype is not _dtype.bool_:
@@ -316,6 +475,14 @@ def where(condition, a, b):
 
 
 def compare(op, a, b):
+    """``a <op> b`` elementwise as a bool tensor; ``op`` names the comparison (``"less"``, ...).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([1, 2, 3]) > 1.5
+    tensor([False,  True,  True])
+    """
     a, b = coerce(a, b)
     return a._like(a._backend.compare(op, a._data, b._data))
 
@@ -327,8 +494,24 @@ def logical(op, a, b):
 
 
 def logical_not(a):
+    """``~a``: the elementwise logical not, as a bool tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> ~lucid.tensor([True, False])
+    tensor([False,  True])
+    """
     return a._like(a._backend.logical_not(a._data))
 
 
 def isfinite(a):
+    """Whether each element is neither infinite nor nan.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.isfinite(lucid.tensor([1.0, float("inf"), float("nan")]))
+    tensor([ True, False, False])
+    """
     return a._like(a._backend.isfinite(a._data))

@@ -8,10 +8,19 @@ from . import indexing, reduction, shape
 
 
 def _add(self, other, alpha=1):
+    """``self + alpha * other``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([1.0, 2.0]).add(lucid.tensor([1.0, 1.0]), alpha=-2)
+    tensor([-1.,  0.])
+    """
     return ew.add(self, other if alpha == 1 else ew.mul(other, alpha))
 
 
 def _sub(self, other, alpha=1):
+    """``self - alpha * other``."""
     return ew.sub(self, other if alpha == 1 else ew.mul(other, alpha))
 
 
@@ -31,7 +40,13 @@ def _operator(fn):
 
 
 def _T(self):
+    """The dimensions in reverse order (the transpose of a matrix)."""
     return shape.permute(self, tuple(reversed(range(self.ndim))))
+
+
+def _eq(self, other):
+    """``self == other`` elementwise, as a bool tensor."""
+    return ew.compare("equal", self, other)
 
 
 METHODS = {
@@ -57,7 +72,7 @@ METHODS = {
     "neg": ew.neg, "exp": ew.exp, "log": ew.log, "sqrt": ew.sqrt, "abs": ew.abs, "sign": ew.sign,
     "tanh": ew.tanh, "sigmoid": ew.sigmoid, "relu": ew.relu, "clamp": ew.clamp, "clip": ew.clamp,
     "isfinite": ew.isfinite, "logical_not": ew.logical_not,
-    "eq": lambda s, o: ew.compare("equal", s, o),
+    "eq": _eq,
     "sum": reduction.sum, "mean": reduction.mean, "max": reduction.max, "min": reduction.min,
     "any": reduction.any, "all": reduction.all, "log_softmax": reduction.log_softmax,
     "reshape": shape.reshape, "view": shape.reshape, "permute": shape.permute,

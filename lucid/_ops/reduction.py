@@ -50,6 +50,28 @@ def _accurate(backend, reduce, a, axes, keepdim):
 
 
 def sum(a, dim=None, keepdim=False, dtype=None):
+    """The sum over ``dim`` (an int, a tuple of ints, or None for all).
+
+    Parameters
+    ----------
+    a : Tensor
+    dim : int or tuple of int, optional
+        The dimensions to reduce, each once; all of them by default.
+    keepdim : bool, default False
+        Keep the reduced dimensions with size 1.
+    dtype : lucid.dtype, optional
+        Convert ``a`` first. Integers and booleans otherwise sum as int64, as in torch; float16
+        accumulates in float32 and returns float16.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> x.sum(), x.sum(dim=0), x.sum(1, keepdim=True).shape
+    (tensor(10.), tensor([4., 6.]), (2, 1))
+    >>> (x > 1.5).sum()
+    tensor(3)
+    """
     axes = _axes(a, dim)
     backend = a._backend
     if dtype is not None:
@@ -62,6 +84,15 @@ def sum(a, dim=None, keepdim=False, dtype=None):
 
 
 def mean(a, dim=None, keepdim=False):
+    """The mean over ``dim`` (an int, a tuple of ints, or None for all); floating tensors only.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> x.mean(), x.mean(dim=(0, 1), keepdim=True).shape
+    (tensor(2.5), (1, 1))
+    """
     if not a.dtype.is_floating_point:
         raise RuntimeError(
             f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
@@ -123,23 +154,76 @@ def _extreme(a, dim, keepdim, largest):
 
 
 def max(a, dim=None, keepdim=False):
+    """The largest element, or with ``dim`` the ``(values, indices)`` along one dimension.
+
+    Parameters
+    ----------
+    a : Tensor
+    dim : int, optional
+        Without it, the maximum of all elements, a 0-d tensor whose gradient is shared
+        evenly among ties (as torch's). With it, a named tuple ``(values, indices)``; the
+        gradient goes to the element the index names (the first of ties).
+    keepdim : bool, default False
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.tensor([[1.0, 5.0], [7.0, 0.0]])
+    >>> x.max()
+    tensor(7.)
+    >>> values, indices = x.max(dim=1)
+    >>> values, indices
+    (tensor([5., 7.]), tensor([1, 0]))
+    """
     return _extreme(a, dim, keepdim, largest=True)
 
 
 def min(a, dim=None, keepdim=False):
+    """The smallest element, or with ``dim`` the ``(values, indices)`` along one dimension (see :func:`max`).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.min(lucid.tensor([[1.0, 5.0], [7.0, 0.0]]), 0).indices
+    tensor([0, 1])
+    """
     return _extreme(a, dim, keepdim, largest=False)
 
 
 def any(a, dim=None, keepdim=False):
+    """Whether any element (along ``dim``) is nonzero, as a bool tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> (lucid.tensor([0.0, 2.0]) > 1).any()
+    tensor(True)
+    """
     return a._like(a._backend.any(a._data, axis=_axes(a, dim), keepdims=keepdim))
 
 
 def all(a, dim=None, keepdim=False):
+    """Whether every element (along ``dim``) is nonzero, as a bool tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([[1, 0], [1, 1]]).all(dim=1)
+    tensor([False,  True])
+    """
     return a._like(a._backend.all(a._data, axis=_axes(a, dim), keepdims=keepdim))
 
 
 def log_softmax(a, dim):
-    """``x - logsumexp(x)`` along ``dim``, computed stably, with its own backward."""
+    """``x - logsumexp(x)`` along ``dim``, computed stably, with its own backward.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([[0.0, 0.0], [100.0, 0.0]]).log_softmax(dim=1)
+    tensor([[  -0.6931472,   -0.6931472],
+            [   0.       , -100.       ]])
+    """
     if not a.dtype.is_floating_point:
         a = a.to(_dtype.default_float)
     if a.ndim == 0:

@@ -8,6 +8,18 @@ from .reduction import _axes
 
 
 def reshape(a, *shape):
+    """The same elements in a new shape; one dimension may be -1 (inferred).
+
+    On the cpu device the result shares memory with ``a`` where NumPy can, as torch's views
+    do, and either way shares its version counter.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.arange(6).reshape(2, -1)
+    tensor([[0, 1, 2],
+            [3, 4, 5]])
+    """
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     shape = tuple(int(s) for s in shape)
@@ -25,6 +37,14 @@ def reshape(a, *shape):
 
 
 def permute(a, *dims):
+    """The dimensions reordered: output dimension ``i`` is input dimension ``dims[i]``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.zeros(2, 3, 4).permute(2, 0, 1).shape
+    (4, 2, 3)
+    """
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
     axes = _axes(a, dims)
@@ -39,6 +59,16 @@ def permute(a, *dims):
 
 
 def transpose(a, dim0, dim1):
+    """``a`` with dimensions ``dim0`` and ``dim1`` swapped.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([[1, 2, 3]]).transpose(0, 1)
+    tensor([[1],
+            [2],
+            [3]])
+    """
     if a.ndim < 2 and a.ndim == 0:
         return a
     d0, d1 = _axes(a, (dim0, dim1))
@@ -48,6 +78,14 @@ def transpose(a, dim0, dim1):
 
 
 def unsqueeze(a, dim):
+    """``a`` with a new dimension of size 1 at ``dim`` (in ``[-a.ndim - 1, a.ndim]``).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.zeros(2, 3).unsqueeze(-1).shape
+    (2, 3, 1)
+    """
     ndim = a.ndim + 1
     if not -ndim <= dim < ndim:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})")
@@ -57,12 +95,30 @@ def unsqueeze(a, dim):
 
 
 def squeeze(a, dim=None):
+    """``a`` without its dimensions of size 1 (only those in ``dim``, if given).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.zeros(1, 2, 1)
+    >>> x.squeeze().shape, x.squeeze(0).shape, x.squeeze((0, 2)).shape
+    ((2,), (2, 1), (2,))
+    """
     axes = _axes(a, dim) if dim is not None else tuple(range(a.ndim))
     shape = [n for i, n in enumerate(a.shape) if not (i in axes and n == 1)]
     return reshape(a, shape)
 
 
 def flatten(a, start_dim=0, end_dim=-1):
+    """``a`` with dimensions ``start_dim`` to ``end_dim`` merged into one.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.zeros(2, 3, 4)
+    >>> x.flatten().shape, x.flatten(1).shape, lucid.flatten(x, 0, 1).shape
+    ((24,), (2, 12), (6, 4))
+    """
     if a.ndim == 0:
         return reshape(a, (1,))
     (start,), (end,) = _axes(a, start_dim), _axes(a, end_dim)
@@ -95,7 +151,16 @@ def _same_device_dtype(tensors, name):
 
 
 def cat(tensors, dim=0):
-    """Join tensors along an existing dimension ``dim``."""
+    """Join tensors along an existing dimension ``dim`` (their dtypes are promoted).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.cat([lucid.zeros(1, 2), lucid.ones(2, 2)]).shape
+    (3, 2)
+    >>> lucid.cat([lucid.tensor([1]), lucid.tensor([2.5])])
+    tensor([1. , 2.5])
+    """
     tensors = _same_device_dtype(tensors, "cat")
     first = tensors[0]
     for i, t in enumerate(tensors):
@@ -125,7 +190,15 @@ def cat(tensors, dim=0):
 
 
 def stack(tensors, dim=0):
-    """Join same-shaped tensors along a new dimension ``dim``."""
+    """Join same-shaped tensors along a new dimension ``dim``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.stack([lucid.tensor([1, 2]), lucid.tensor([3, 4])], dim=1)
+    tensor([[1, 3],
+            [2, 4]])
+    """
     tensors = _same_device_dtype(tensors, "stack")
     for i, t in enumerate(tensors[1:], 1):
         if t.shape != tensors[0].shape:
