@@ -6,6 +6,8 @@ For a case ``out = fn(*inputs)`` and a random cotangent ``v``, backward computes
 shapes drawn by hypothesis for every binary op.
 """
 
+import functools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -14,7 +16,7 @@ from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 import lucid
 from op_cases import CASES, draw
-from tolerances import GRADCHECK
+from tolerances import GRADCHECK, close
 
 
 def _tensors(arrays, requires_grad):
@@ -53,7 +55,25 @@ def gradcheck(fn, arrays, seed=0):
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_gradcheck(case):
-    gradcheck(case.fn, case.arrays())
+    gradcheck(functools.partial(case.fn, lucid), case.arrays())
+
+
+@pytest.mark.filterwarnings("ignore:The use of `x.T` on tensors of dimension other than 2")
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_values_and_gradients_match_torch(case):
+    """The same case through torch, in float64: outputs and gradients to rounding."""
+    torch = pytest.importorskip("torch")
+    arrays = case.arrays()
+    ours = [lucid.tensor(a, dtype=lucid.float64, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in arrays]
+    out, tout = case.fn(lucid, *ours), case.fn(torch, *theirs)
+    assert out.shape == tuple(tout.shape) and out.dtype is lucid.float64
+    close(out.detach().numpy(), tout.detach().numpy(), "float64")
+    v = np.random.default_rng(1).standard_normal(out.shape)
+    out.backward(lucid.tensor(v, dtype=lucid.float64))
+    tout.backward(torch.tensor(v, dtype=torch.float64))
+    for mine, reference in zip(ours, theirs):
+        close(mine.grad.numpy(), reference.grad.numpy(), "float64")
 
 
 # --- broadcasting of every binary op, on shapes hypothesis draws ----------------------------
@@ -105,6 +125,11 @@ def test_gradcheck_reductions(shape, data):
     gradcheck(lambda a: a.max(dim, keepdim=keepdim).values, [x])
     gradcheck(lambda a: a.min(dim, keepdim=keepdim)[0], [x])
     gradcheck(lambda a: a.log_softmax(dim), [x])
+
+
+def test_gradcheck_negative_slice_step():
+    """NumPy's negative steps, which torch does not accept."""
+    gradcheck(lambda a: a[::-1, 3:0:-2], draw([(3, 4)]))
 
 
 # --- what finite differences cannot see -------------------------------------------------------
