@@ -26,6 +26,7 @@ from .._autograd import enable_grad, no_grad
 from .._dtype import float32
 from .._tensor import Tensor
 from ..utils.hooks import add_hook
+from . import schedules as _schedules
 from ._state import OptimizerState
 
 
@@ -166,7 +167,7 @@ class Optimizer:
 
     def __init__(self, params, defaults: dict):
         self.defaults = defaults
-        self._check_hyperparameters(defaults)  # first, as torch checks them before the params
+        self._check_hyperparameters(_schedules.attach(dict(defaults)))  # first, as torch does
         self._step_pre_hooks: OrderedDict = OrderedDict()
         self._step_post_hooks: OrderedDict = OrderedDict()
         self._state_dict_pre_hooks: OrderedDict = OrderedDict()
@@ -279,6 +280,7 @@ class Optimizer:
             if default is required and name not in group:
                 raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
             group.setdefault(name, default)
+        _schedules.attach(group)
         self._check_hyperparameters(group)
         if len({id(p) for p in params}) != len(params):
             raise ValueError(
@@ -406,7 +408,10 @@ class Optimizer:
         The closure's loss, or None without a closure.
         """
         self._opt_called = True  # lr schedulers read it: the optimizer has stepped
-        return self._step(closure)
+        _schedules.before_update(self.param_groups)
+        loss = self._step(closure)
+        _schedules.after_update(self.param_groups)
+        return loss
 
     step = _with_step_hooks(step)
 
@@ -581,7 +586,7 @@ class Optimizer:
             hook(self)
         index_of, groups, start = {}, [], 0
         for group in self.param_groups:
-            packed = {k: _copy(v) for k, v in group.items() if k != "params"}
+            packed = _schedules.to_plain({k: _copy(v) for k, v in group.items() if k != "params"})
             packed["params"] = list(range(start, start + len(group["params"])))
             for offset, param in enumerate(group["params"]):
                 index_of[id(param)] = start + offset
@@ -655,7 +660,7 @@ class Optimizer:
                 raise ValueError(
                     "loaded state dict contains a parameter group that doesn't match the size of optimizer's group"
                 )
-            new = {k: _copy(v) for k, v in saved.items() if k != "params"}
+            new = _schedules.from_plain({k: _copy(v) for k, v in saved.items() if k != "params"})
             new["params"] = live["params"]
             if "param_names" in live and "param_names" not in saved:
                 new["param_names"] = live["param_names"]
