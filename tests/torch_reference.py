@@ -208,3 +208,38 @@ def run_torch(case: OptimCase, dtype) -> dict[str, np.ndarray]:
                     raise TypeError(f"{case.name}: unexpected state {key!r} of type {type(value).__name__}")
     return out
 
+
+def run_torch_lbfgs(case) -> dict[str, np.ndarray]:
+    """Run an :class:`lbfgs_cases.LBFGSCase` through ``torch.optim.LBFGS`` (float64).
+
+    Returns the arrays of its golden file: ``loss``, ``func_evals`` and ``n_iter`` after
+    each ``step(closure)`` call, and ``p{i}`` before the first call and after each.
+    """
+    import torch
+
+    from lbfgs_cases import data, initial_params, loss
+
+    params = [torch.from_numpy(p.copy()).requires_grad_() for p in initial_params(case.problem)]
+    inputs = [torch.from_numpy(a) for a in data(case.problem)]
+    optimizer = torch.optim.LBFGS(params, **{k: _to_torch(v) for k, v in case.kwargs.items()})
+
+    def closure():
+        optimizer.zero_grad()
+        value = loss(case.problem, params, inputs)
+        value.backward()
+        return value
+
+    out = {f"p{i}": [p.detach().numpy().copy()] for i, p in enumerate(params)}
+    out.update(loss=[], func_evals=[], n_iter=[])
+    for _ in range(case.calls):
+        out["loss"].append(optimizer.step(closure).item())
+        state = optimizer.state[params[0]]
+        out["func_evals"].append(state["func_evals"])
+        out["n_iter"].append(state["n_iter"])
+        for i, p in enumerate(params):
+            out[f"p{i}"].append(p.detach().numpy().copy())
+    arrays = {key: np.stack(value) for key, value in out.items() if key.startswith("p")}
+    arrays["loss"] = np.array(out["loss"], dtype=np.float64)
+    arrays["func_evals"] = np.array(out["func_evals"], dtype=np.int64)
+    arrays["n_iter"] = np.array(out["n_iter"], dtype=np.int64)
+    return arrays

@@ -6,7 +6,9 @@ Usage, from the repository root::
     python tools/make_golden.py --check   # recompute in memory, exit 1 if anything differs
 
 Each case of ``tests/optim_cases.py`` is run through ``torch.optim`` once per
-dtype (float64 and float32) and stored as ``{case}.{dtype}.npz``. The files
+dtype (float64 and float32) and stored as ``{case}.{dtype}.npz``; each case of
+``tests/lbfgs_cases.py`` through ``torch.optim.LBFGS`` (float64), stored as
+``tests/golden/lbfgs/{case}.npz``. The files
 are ordinary ``.npz`` archives (``np.load`` reads them), written with fixed
 zip timestamps and sorted keys so that regenerating gives the same bytes.
 ``--check`` compares array contents (dtype, shape and raw bytes, so NaNs
@@ -30,8 +32,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+import lbfgs_cases  # noqa: E402
 from optim_cases import CASES, DTYPES, GOLDEN_DIR, golden_path  # noqa: E402
-from torch_reference import run_torch, torch_version  # noqa: E402
+from torch_reference import run_torch, run_torch_lbfgs, torch_version  # noqa: E402
 
 MANIFEST = GOLDEN_DIR / "MANIFEST.json"
 # Any fixed date works; this is the earliest a zip header can hold.
@@ -93,6 +96,11 @@ def generate() -> dict[Path, dict[str, np.ndarray]]:
     return {golden_path(c, name): run_torch(c, dtype) for c in CASES for name, dtype in DTYPES.items()}
 
 
+def generate_lbfgs() -> dict[Path, dict[str, np.ndarray]]:
+    """Run every LBFGS case (``step(closure)`` calls, float64); arrays keyed by golden path."""
+    return {lbfgs_cases.golden_path(c): run_torch_lbfgs(c) for c in lbfgs_cases.CASES}
+
+
 def diff_arrays(path: Path, fresh: dict[str, np.ndarray]) -> list[str]:
     """List the differences between the stored file at ``path`` and ``fresh``."""
     if not path.exists():
@@ -115,12 +123,15 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     fresh = generate()
+    fresh_lbfgs = generate_lbfgs()
     meta = manifest()
     elapsed = time.perf_counter() - t0
     stale = sorted(set(GOLDEN_DIR.glob("*.npz")) - set(fresh)) if GOLDEN_DIR.exists() else []
+    lbfgs_dir = lbfgs_cases.GOLDEN_DIR
+    stale += sorted(set(lbfgs_dir.glob("*.npz")) - set(fresh_lbfgs)) if lbfgs_dir.exists() else []
 
     if args.check:
-        problems = [msg for path, arrays in fresh.items() for msg in diff_arrays(path, arrays)]
+        problems = [msg for path, arrays in {**fresh, **fresh_lbfgs}.items() for msg in diff_arrays(path, arrays)]
         problems += [f"{p.name}: not produced by any case" for p in stale]
         if not MANIFEST.exists():
             problems.append("MANIFEST.json: missing")
@@ -135,7 +146,8 @@ def main(argv=None) -> int:
         for msg in problems:
             print(msg)
         status = "FAILED" if problems else "ok"
-        print(f"{status}: checked {len(fresh)} golden files of {len(CASES)} cases in {elapsed:.1f} s")
+        print(f"{status}: checked {len(fresh) + len(fresh_lbfgs)} golden files of "
+              f"{len(CASES) + len(lbfgs_cases.CASES)} cases in {elapsed:.1f} s")
         return 1 if problems else 0
 
     GOLDEN_DIR.mkdir(parents=True, exist_ok=True)
@@ -144,8 +156,12 @@ def main(argv=None) -> int:
     for path, arrays in fresh.items():
         path.write_bytes(npz_bytes(arrays))
     MANIFEST.write_bytes(manifest_bytes(meta))
+    lbfgs_dir.mkdir(parents=True, exist_ok=True)
+    for path, arrays in fresh_lbfgs.items():
+        path.write_bytes(npz_bytes(arrays))
     size = sum(p.stat().st_size for p in GOLDEN_DIR.iterdir())
-    print(f"wrote {len(fresh)} golden files of {len(CASES)} cases ({size / 1024:.0f} KiB) in {elapsed:.1f} s")
+    print(f"wrote {len(fresh)} golden files of {len(CASES)} cases ({size / 1024:.0f} KiB) "
+          f"and {len(fresh_lbfgs)} LBFGS files in {elapsed:.1f} s")
     return 0
 
 
