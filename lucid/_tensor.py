@@ -612,12 +612,12 @@ class Tensor:
         return self._inplace("add", product)
 
     def addcdiv_(self, tensor1, tensor2, value=1) -> "Tensor":
-        """``self += value * tensor1 / tensor2``."""
+        """``self += (value * tensor1) / tensor2``, in torch's order (bit-identical to its CPU kernel)."""
         self._check_inplace(tensor1, tensor2)
-        quotient = self._backend.divide(self._operand(tensor1), self._operand(tensor2, floating=True))
+        numerator = self._operand(tensor1)
         if value != 1:
-            quotient = self._backend.multiply(quotient, value)
-        return self._inplace("add", quotient)
+            numerator = self._backend.multiply(numerator, value)
+        return self._inplace("add", self._backend.divide(numerator, self._operand(tensor2, floating=True)))
 
     def copy_(self, src) -> "Tensor":
         """Write ``src``'s values (broadcast, cast to this dtype, moved to this device) into self."""

@@ -1,0 +1,42 @@
+"""The in-place vocabulary update rules are written in, against torch's CPU kernels.
+
+Where torch's kernel rounds the same way NumPy can (no fused multiply-add), lucid must be
+bit-identical in float64: these are the ops whose order decides the last bits of every
+optimizer trajectory.
+"""
+
+import numpy as np
+import pytest
+
+import lucid
+
+torch = pytest.importorskip("torch")
+
+
+def _pair(seed=0, n=4096, positive=False):
+    rng = np.random.default_rng(seed)
+    values = rng.standard_normal(n)
+    return np.abs(values) + 0.1 if positive else values
+
+
+@pytest.mark.parametrize("value", [1, -0.0123456789, 3.5])
+def test_addcdiv_matches_torch_bitwise(value):
+    a, b, c = _pair(0), _pair(1), _pair(2, positive=True)
+    expected = torch.tensor(a).addcdiv_(torch.tensor(b), torch.tensor(c), value=value).numpy()
+    got = lucid.tensor(a).addcdiv_(lucid.tensor(b), lucid.tensor(c), value=value).numpy()
+    assert np.array_equal(got, expected)
+
+
+# sqrt_ is left out on purpose: torch's vectorised CPU sqrt is not correctly rounded (about
+# 1% of float64 elements differ by one ulp from IEEE sqrt, which NumPy computes)
+@pytest.mark.parametrize("name,args", [("mul_", (0.999,)), ("div_", (1.7,)), ("maximum_", None)])
+def test_simple_inplace_ops_match_torch_bitwise(name, args):
+    a = _pair(3, positive=True)
+    other = _pair(4, positive=True)
+    if args is None:
+        expected = torch.maximum(torch.tensor(a), torch.tensor(other)).numpy()
+        got = lucid.tensor(a).maximum_(lucid.tensor(other)).numpy()
+    else:
+        expected = getattr(torch.tensor(a), name)(*args).numpy()
+        got = getattr(lucid.tensor(a), name)(*args).numpy()
+    assert np.array_equal(got, expected)
