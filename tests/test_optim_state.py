@@ -101,6 +101,17 @@ def test_state_keys_out_of_range_or_foreign_are_missing():
             opt.state[key]
 
 
+def test_state_of_a_tensor_the_optimizer_does_not_hold_is_a_key_error():
+    a, stranger = param([1.0]), param([2.0])
+    opt = optim.Adam([a])
+    with pytest.raises(KeyError):
+        opt.state[stranger] = {"step": 0}
+    assert stranger not in opt.state and len(opt.state) == len(list(opt.state)) == 0
+    opt.add_param_group({"params": [stranger]})
+    opt.state[stranger] = {"note": 1}  # once it is optimised, it has a place
+    assert opt.state[1] == {"note": 1} and len(opt.state) == len(list(opt.state)) == 1
+
+
 def test_state_iterates_flat_indices_in_group_order():
     ps = [param([float(i)]) for i in range(4)]
     opt = optim.Adam([{"params": ps[:2]}, {"params": ps[2:]}])
@@ -193,6 +204,7 @@ def convert_state_by_hand(opt, params):
 CONVERSIONS = {
     "double": (lambda net: net.double(), "cpu", lucid.float32),
     "half": (lambda net: net.half(), "cpu", lucid.float32),
+    "half_gpu": (lambda net: net.half(), "gpu", lucid.float32),
     "float": (lambda net: net.float(), "cpu", lucid.float64),
     "to_gpu": (lambda net: net.to("gpu"), "cpu", lucid.float32),
     "to_cpu": (lambda net: net.to("cpu"), "gpu", lucid.float32),
@@ -222,7 +234,7 @@ def run_with_conversion(name, kwargs, conversion, by_hand, before=3, after=4):
 
 
 def _needs_devices(conversion):
-    if "gpu" in conversion or conversion == "to_cpu":
+    if CONVERSIONS[conversion][1] == "gpu" or "gpu" in conversion:
         if not GPU:
             pytest.skip("needs the gpu (MLX) device")
 
@@ -244,8 +256,10 @@ def test_state_follows_its_parameter_as_if_converted_by_hand(name, kwargs, conve
 
 
 @pytest.mark.parametrize("name,kwargs", STATEFUL, ids=STATEFUL_IDS)
-def test_half_runs_without_nans_and_keeps_float16_state(name, kwargs):
-    opt, params, trajectory = run_with_conversion(name, kwargs, "half", by_hand=False, after=10)
+@pytest.mark.parametrize("conversion", ["half", "half_gpu"])
+def test_half_runs_without_nans_and_keeps_float16_state(name, kwargs, conversion):
+    _needs_devices(conversion)
+    opt, params, trajectory = run_with_conversion(name, kwargs, conversion, by_hand=False, after=10)
     for p in params:
         assert p.dtype is lucid.float16 and np.isfinite(host(p)).all()
         for key, value in opt.state[p].items():
@@ -551,6 +565,19 @@ def test_loading_cpu_state_into_gpu_params_moves_it(name, kwargs):
     twin.step()  # and it trains there
     assert all(twin.state[p]["exp_avg" if "exp_avg" in twin.state[p] else "momentum_buffer"].device == "gpu"
                for p in twins)
+
+
+@pytest.mark.parametrize("bad", ["shape", "type"])
+def test_loading_an_sgd_momentum_buffer_that_does_not_fit_raises_and_changes_nothing(bad):
+    opt, params = _training("SGD", {"lr": 0.1, "momentum": 0.9})
+    set_grads(params, 1)
+    opt.step()
+    saved = opt.state_dict()
+    saved["state"][0]["momentum_buffer"] = lucid.zeros(3, dtype=lucid.float64) if bad == "shape" else 0.0
+    before = copy.deepcopy(opt.state_dict())
+    with pytest.raises(ValueError, match="momentum_buffer"):
+        opt.load_state_dict(saved)
+    assert_state_dicts_equal(opt.state_dict(), before)
 
 
 def test_loading_a_torch_style_tensor_step_gives_an_int():

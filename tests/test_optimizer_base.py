@@ -480,6 +480,50 @@ def test_param_converted_without_its_grad_raises_before_anything_updates(name, k
     assert_snapshots_equal(snapshot(opt), before)
 
 
+@needs_gpu
+@pytest.mark.parametrize("name,kwargs", BAD_GRAD_OPTIMIZERS)
+def test_param_moved_without_its_grad_raises_before_anything_updates(name, kwargs, device):
+    opt, (a, b, c) = _two_group_optimizer(name, kwargs, device)
+    c.data = c.detach().to("gpu" if device == "cpu" else "cpu")  # the grad stays behind
+    before = snapshot(opt)
+    with pytest.raises(RuntimeError, match="gradient of parameter 2 is on"):
+        opt.step()
+    assert_snapshots_equal(snapshot(opt), before)
+
+
+@pytest.mark.parametrize("name,kwargs", BAD_GRAD_OPTIMIZERS)
+def test_param_resized_with_a_fitting_grad_raises_before_anything_updates(name, kwargs, device):
+    # the grad fits the new data, the old state does not: caught before the first group updates
+    opt, (a, b, c) = _two_group_optimizer(name, kwargs, device)
+    c.data = lucid.zeros(5, device=device)
+    c.grad = lucid.ones(5, device=device)
+    before = snapshot(opt)
+    with pytest.raises(RuntimeError, match="state of parameter 2 .* does not fit the parameter's shape"):
+        opt.step()
+    assert_snapshots_equal(snapshot(opt), before)
+    del opt.state[c]  # a fresh state for the new shape, and training goes on
+    opt.step()
+    assert opt.state[c] is opt.state[2]
+    for value in opt.state[c].values():
+        if isinstance(value, lucid.Tensor):
+            assert value.shape == (5,)
+
+
+@pytest.mark.parametrize("name,kwargs", BAD_GRAD_OPTIMIZERS)
+def test_state_is_checked_against_a_fresh_one_only_when_the_shape_changes(name, kwargs, monkeypatch):
+    opt, (a, b, c) = _two_group_optimizer(name, kwargs, "cpu")
+    calls = []
+    real = opt.state_shapes
+    monkeypatch.setattr(opt, "state_shapes", lambda p, g: (calls.append(p), real(p, g))[1])
+    for _ in range(4):
+        opt.step()
+    assert len(calls) == 3  # once per parameter, at the first step after its state was made
+    calls.clear()
+    for _ in range(3):
+        opt.step()
+    assert calls == []
+
+
 def test_non_tensor_grad_raises_type_error_before_anything_updates():
     opt, (a, b, c) = _two_group_optimizer("Adam", {}, "cpu")
     c._grad = np.ones(3, np.float32)

@@ -25,7 +25,7 @@ from .lion import Lion
 from .muon import Muon
 from .nadam import NAdam, RAdam
 from .optimizer import Optimizer, register_optimizer_step_post_hook, register_optimizer_step_pre_hook, required
-from . import lr_scheduler
+from . import lr_scheduler, schedules
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
@@ -35,6 +35,6 @@ __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "SparseAdam", "required",
     "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
     "Adadelta", "Adagrad", "Adamax", "ASGD", "NAdam", "RAdam", "RMSprop", "Rprop",
-    "lr_scheduler",
+    "lr_scheduler", "schedules",
     "Lion", "Adafactor", "Muon", "LBFGS",
 ]

@@ -18,9 +18,15 @@ class OptimizerState(MutableMapping):
     def __init__(self, optimizer):
         self._optimizer = optimizer
         self._by_param: dict[int, dict] = {}
+        self._ids: tuple = (None, set())  # (the flat parameter list, the ids in it), rebuilt when it changes
 
     def _param(self, key) -> Tensor:
         if isinstance(key, Tensor):
+            params = self._optimizer._flat_params()
+            if self._ids[0] is not params:
+                self._ids = (params, {id(p) for p in params})
+            if id(key) not in self._ids[1]:
+                raise KeyError("a Tensor that this optimizer does not optimise")
             return key
         if isinstance(key, int) and not isinstance(key, bool):
             params = self._optimizer._flat_params()

@@ -26,6 +26,7 @@ from .._autograd import enable_grad, no_grad
 from .._dtype import float32
 from .._tensor import Tensor
 from ..utils.hooks import add_hook
+from . import schedules as _schedules
 from ._state import OptimizerState
 
 
@@ -166,7 +167,7 @@ class Optimizer:
 
     def __init__(self, params, defaults: dict):
         self.defaults = defaults
-        self._check_hyperparameters(defaults)  # first, as torch checks them before the params
+        self._check_hyperparameters(_schedules.attach(dict(defaults)))  # first, as torch does
         self._step_pre_hooks: OrderedDict = OrderedDict()
         self._step_post_hooks: OrderedDict = OrderedDict()
         self._state_dict_pre_hooks: OrderedDict = OrderedDict()
@@ -186,6 +187,7 @@ class Optimizer:
         self.state = OptimizerState(self)
         self.param_groups: list[dict] = []
         self._flat = None
+        self._state_shapes: dict = {}
         groups = list(params)
         if not groups:
             raise ValueError("optimizer got an empty parameter list")
@@ -211,6 +213,14 @@ class Optimizer:
         if not value.dtype.is_floating_point:
             return value.dtype
         return float32 if key in self._float32_state else param.dtype
+
+    def state_shapes(self, param: Tensor, group: dict) -> dict:
+        """The shape of each tensor ``param``'s state holds: by default, a fresh state's.
+
+        An optimizer that creates state entries during ``update`` (SGD's momentum buffer)
+        lists them too, so that loading and stepping can check them.
+        """
+        return {k: v.shape for k, v in self.init_state(param, group).items() if isinstance(v, Tensor)}
 
     def update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         """Update ``param`` (and ``state``) in place from ``grad``."""
@@ -270,6 +280,7 @@ class Optimizer:
             if default is required and name not in group:
                 raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
             group.setdefault(name, default)
+        _schedules.attach(group)
         self._check_hyperparameters(group)
         if len({id(p) for p in params}) != len(params):
             raise ValueError(
@@ -349,14 +360,34 @@ class Optimizer:
                 f"the gradient of parameter {index} has shape {grad.shape}, but the parameter has {param.shape}"
             )
 
+    def _check_state_fits(self, index: int, param: Tensor, state: dict, group: dict) -> None:
+        """Raise if ``param``'s state no longer fits it (its data was replaced by another shape).
+
+        Checked only when the parameter's shape differs from the one last checked, so a
+        normal step allocates nothing here.
+        """
+        if self._state_shapes.get(id(param)) == param.shape:
+            return
+        shapes = self.state_shapes(param, group)
+        for key, value in state.items():
+            if isinstance(value, Tensor) and key in shapes and value.shape != shapes[key]:
+                raise RuntimeError(
+                    f"the state of parameter {index} ({key!r} of shape {value.shape}) does not fit the "
+                    f"parameter's shape {param.shape}; was its data replaced? Reset or reload its state"
+                )
+        self._state_shapes[id(param)] = param.shape
+
     def _work(self) -> list:
-        """(group, [(param, grad)]) for the parameters that step, every gradient checked first."""
+        """(group, [(param, grad)]) for the parameters that step, every gradient and state checked first."""
         work, index = [], 0
         for group in self.param_groups:
             pairs = []
             for param in group["params"]:
                 if param.grad is not None:
                     self._check_grad(index, param, param.grad)
+                    state = self.state.for_param(param)
+                    if state:
+                        self._check_state_fits(index, param, state, group)
                     pairs.append((param, param.grad))
                 index += 1
             work.append((group, pairs))
@@ -377,7 +408,10 @@ class Optimizer:
         The closure's loss, or None without a closure.
         """
         self._opt_called = True  # lr schedulers read it: the optimizer has stepped
-        return self._step(closure)
+        _schedules.before_update(self.param_groups)
+        loss = self._step(closure)
+        _schedules.after_update(self.param_groups)
+        return loss
 
     step = _with_step_hooks(step)
 
@@ -552,7 +586,7 @@ class Optimizer:
             hook(self)
         index_of, groups, start = {}, [], 0
         for group in self.param_groups:
-            packed = {k: _copy(v) for k, v in group.items() if k != "params"}
+            packed = _schedules.to_plain({k: _copy(v) for k, v in group.items() if k != "params"})
             packed["params"] = list(range(start, start + len(group["params"])))
             for offset, param in enumerate(group["params"]):
                 index_of[id(param)] = start + offset
@@ -603,6 +637,7 @@ class Optimizer:
             group.clear()
             group.update(new)
         self.state._by_param = new_state
+        self._state_shapes = {}
         for hook in self._load_state_dict_post_hooks.values():
             hook(self)
 
@@ -625,7 +660,7 @@ class Optimizer:
                 raise ValueError(
                     "loaded state dict contains a parameter group that doesn't match the size of optimizer's group"
                 )
-            new = {k: _copy(v) for k, v in saved.items() if k != "params"}
+            new = _schedules.from_plain({k: _copy(v) for k, v in saved.items() if k != "params"})
             new["params"] = live["params"]
             if "param_names" in live and "param_names" not in saved:
                 new["param_names"] = live["param_names"]
@@ -648,6 +683,7 @@ class Optimizer:
         if not isinstance(saved, dict):
             raise ValueError(f"the state of parameter {index} must be a dict, got {type(saved).__name__}")
         template = self.init_state(param, group)
+        shapes = self.state_shapes(param, group)
         missing = [k for k in template if k not in saved]
         if missing:
             raise ValueError(f"loaded state of parameter {index} lacks {missing}")
@@ -662,16 +698,16 @@ class Optimizer:
                 continue
             if not isinstance(value, Tensor) and hasattr(value, "shape") and hasattr(value, "dtype"):
                 value = Tensor(value)  # host arrays, e.g. from a checkpoint file
-            expected = template.get(key)
-            if isinstance(expected, Tensor) and not isinstance(value, Tensor):
+            expected = shapes.get(key)
+            if expected is not None and not isinstance(value, Tensor):
                 raise ValueError(
                     f"loaded state of parameter {index} has {key!r} of type {type(value).__name__}, expected a Tensor"
                 )
             if isinstance(value, Tensor):
-                if isinstance(expected, Tensor) and value.shape != expected.shape:
+                if expected is not None and value.shape != expected:
                     raise ValueError(
                         f"loaded state of parameter {index} has {key!r} of shape {value.shape}, "
-                        f"expected {expected.shape}"
+                        f"expected {expected}"
                     )
                 value = value.detach().to(param.device, self._state_dtype(key, value, param))
             state[key] = _copy(value)
@@ -701,6 +737,7 @@ class Optimizer:
             setattr(self, name, OrderedDict())
         self.state = OptimizerState(self)
         self._flat = None
+        self._state_shapes = {}
 
     def __repr__(self) -> str:
         text = self.__class__.__name__ + " ("

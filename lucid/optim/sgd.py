@@ -92,6 +92,9 @@ class SGD(Optimizer):
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
 
+    def state_shapes(self, param, group):
+        return {"momentum_buffer": param.shape}
+
     def update(self, param, grad, state, group):
         lr, momentum = scalar(group["lr"]), group["momentum"]
         grad = weight_decay(param, grad, lr, group["weight_decay"])
