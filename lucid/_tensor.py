@@ -68,8 +68,8 @@ class Tensor:
     ((2, 2), lucid.float32, 'cpu')
     """
 
-    __slots__ = ("_data", "_backend", "_requires_grad", "_grad", "_node", "_versions",
-                 "_retains_grad", "__weakref__")
+    __slots__ = ("_box", "_backend", "_requires_grad", "_grad", "_node", "_versions",
+                 "_retains_grad", "_base", "_as_view", "_write_back", "_seen", "__weakref__")
     __array_priority__ = 1000  # NumPy defers to our reflected operators
 
     def __init__(self, data, dtype=None, device="cpu", requires_grad=False):
@@ -81,13 +81,14 @@ class Tensor:
         self.requires_grad = requires_grad
 
     def _init(self, array, backend):
-        self._data = array
+        self._box = [array]  # the array, shared by exact aliases (detach, .data)
         self._backend = backend
         self._requires_grad = False
         self._grad = None
         self._node = None
         self._versions = [0]  # one counter, shared by the tensors that share this storage
         self._retains_grad = False
+        self._base = None  # for a view on a backend whose views are copies: see _view
 
     @classmethod
     def _make(cls, array, backend) -> "Tensor":
@@ -99,14 +100,42 @@ class Tensor:
     def _like(self, array) -> "Tensor":
         return Tensor._make(array, self._backend)
 
-    def _view(self, array) -> "Tensor":
-        """A tensor that may share ``self``'s storage, and so shares its version counter.
+    @property
+    def _data(self):
+        """The native array. A view on a backend without views (MLX) is re-derived from its
+        base when the storage they share has been written since."""
+        base = self._base
+        if base is not None and self._seen != self._versions[0]:
+            self._box[0] = self._as_view(base._data)
+            self._seen = self._versions[0]
+        return self._box[0]
 
-        As in torch: an in-place write through either one bumps the version both report,
-        so a backward that saved one of them refuses to run on changed values.
+    @_data.setter
+    def _data(self, array) -> None:
+        self._box[0] = array
+        if self._base is not None:  # write through to the base, as a shared buffer would
+            self._base._data = self._write_back(self._base._data, array)
+
+    def _view(self, array, as_view=None, write_back=None) -> "Tensor":
+        """A view of ``self``: the same storage seen through ``array``'s shape, as in torch.
+
+        ``array`` is what ``as_view(base_array)`` gives. It shares ``self``'s version counter,
+        so an in-place write through either one makes a backward that saved the other raise.
+        On NumPy ``array`` shares memory with ``self``'s. On MLX, whose arrays are values,
+        the view keeps ``as_view`` and ``write_back(base_array, view_array) -> base_array``:
+        an in-place write to the view is written back into the base, and the view is
+        re-derived from the base after any write to their storage. Without the two
+        functions the view is an exact alias and shares ``self``'s array box too.
         """
         out = Tensor._make(array, self._backend)
         out._versions = self._versions
+        if as_view is None:
+            out._box = self._box
+            if self._base is not None:
+                out._base, out._as_view, out._write_back, out._seen = (
+                    self._base, self._as_view, self._write_back, self._seen)
+        elif not self._backend.views_share_memory:
+            out._base, out._as_view, out._write_back, out._seen = self, as_view, write_back, self._versions[0]
         return out
 
     @property
@@ -284,7 +313,7 @@ class Tensor:
 
     def detach(self) -> "Tensor":
         """A tensor with the same values, outside the graph (shares storage, as in torch)."""
-        return self._view(self._data)
+        return self._view(self._data)  # an exact alias: writes through it reach self on every device
 
     def detach_(self) -> "Tensor":
         """Take this tensor out of the graph in place: it becomes a leaf that needs no grad."""
@@ -294,14 +323,25 @@ class Tensor:
 
     @property
     def data(self) -> "Tensor":
-        """The values without autograd history; assigning replaces this tensor's storage."""
-        return self.detach()
+        """The values without autograd history; assigning replaces this tensor's storage.
+
+        As in torch, it shares this tensor's storage but not its version counter, so autograd
+        does not see in-place writes through it (``detach()`` is the tracked alias).
+        """
+        alias = self.detach()
+        if alias._base is None:  # a view on MLX is re-derived by its base's counter: keep it
+            alias._versions = [0]
+        return alias
 
     @data.setter
     def data(self, value: "Tensor") -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
-        self._data, self._backend = value._data, value._backend
+        # share value's storage (as torch's set_data): its array box, and on MLX its view link
+        self._box, self._backend, self._base = value._box, value._backend, value._base
+        if value._base is not None:
+            self._as_view, self._write_back, self._seen = value._as_view, value._write_back, value._seen
+            self._versions = value._versions  # the view's staleness is judged on this counter
         self._version += 1
 
     # --- values out ----------------------------------------------------------------------

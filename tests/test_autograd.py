@@ -147,7 +147,7 @@ def test_in_place_write_to_a_saved_input_raises(device):
         z.backward()
 
 
-@pytest.mark.parametrize("alias", ["detach", "data", "reshape", "slice", "transpose", "setitem"])
+@pytest.mark.parametrize("alias", ["detach", "reshape", "slice", "transpose", "setitem"])
 def test_in_place_write_through_an_alias_raises(device, alias):
     """Views share a version counter with their base, as in torch (on NumPy they share memory)."""
     w = lucid.tensor([[1.0, 2.0], [3.0, 4.0]], device=device, requires_grad=True)
@@ -156,8 +156,6 @@ def test_in_place_write_through_an_alias_raises(device, alias):
     with lucid.no_grad():
         if alias == "detach":
             x.detach().mul_(2)
-        elif alias == "data":
-            x.data.zero_()
         elif alias == "reshape":
             x.reshape(4).add_(1)
         elif alias == "slice":
@@ -211,6 +209,16 @@ def test_graph_is_freed_without_the_garbage_collector(device):
         assert [ref() for ref in refs] == [None, None]
     finally:
         gc.enable()
+
+
+def test_writes_through_data_are_not_tracked_like_torch(device):
+    """``.data`` shares storage but not the version counter: autograd does not see the write."""
+    w = lucid.tensor([1.0, 2.0], device=device, requires_grad=True)
+    x = lucid.tensor([3.0, 4.0], device=device)
+    z = (w * x).sum()
+    x.data.mul_(10)
+    assert x._version == 0 and x.tolist() == [30.0, 40.0]
+    z.backward()  # no error; the gradient read whatever the saved buffer held (undefined, as in torch)
 
 
 def test_advanced_indexing_copies_so_writes_do_not_count(device):
@@ -397,6 +405,71 @@ def test_detach_shares_storage_on_cpu():
     x = lucid.tensor([1.0, 2.0])
     x.detach().add_(1)
     assert x.tolist() == [2.0, 3.0]
+
+
+# --- views and aliases: torch's shared storage, on MLX too ---------------------------------------
+
+WRITES = {
+    "data": lambda x: x.data.add_(1),
+    "detach": lambda x: x.detach().mul_(2),
+    "row": lambda x: x[0].fill_(7.0),
+    "columns": lambda x: x[:, 1:].mul_(3),
+    "view_setitem": lambda x: x.view(6).__setitem__(1, -1.0),
+    "transpose": lambda x: x.T.add_(10),
+    "chain": lambda x: x.reshape(3, 2)[1:][0].zero_(),
+    "detached_view": lambda x: x[1].detach().sub_(5),
+    "unsqueeze_copy_": lambda x: x.unsqueeze(0)[0, 1].copy_(_same_kind(x, [4.0, 5.0, 6.0])),
+}
+
+
+def _same_kind(x, values):
+    """A tensor of ``x``'s library (lucid or torch) and device."""
+    if isinstance(x, lucid.Tensor):
+        return lucid.tensor(values, device=x.device)
+    import torch
+
+    return torch.tensor(values)
+
+
+@pytest.mark.parametrize("write", sorted(WRITES))
+def test_writes_through_views_and_aliases_reach_the_base(device, write):
+    torch = pytest.importorskip("torch")
+    x = lucid.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device=device)
+    t = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    WRITES[write](x)
+    WRITES[write](t)
+    assert x.tolist() == t.tolist()
+    assert x._version == t._version
+
+
+def test_views_see_later_writes_to_their_base(device):
+    x = lucid.tensor([[1.0, 2.0], [3.0, 4.0]], device=device)
+    row, flat, alias, col = x[1], x.reshape(4), x.detach(), x.T[0]
+    x.add_(10)
+    assert row.tolist() == [13.0, 14.0] and flat.tolist() == [11.0, 12.0, 13.0, 14.0]
+    assert alias.tolist() == [[11.0, 12.0], [13.0, 14.0]] and col.tolist() == [11.0, 13.0]
+    row.zero_()  # and through one view, the others
+    assert flat.tolist() == [11.0, 12.0, 0.0, 0.0] and col.tolist() == [11.0, 0.0]
+
+
+def test_parameter_updates_through_data_on_every_device(device):
+    w = lucid.ones(3, device=device, requires_grad=True)
+    (w * w).sum().backward()
+    w.data.sub_(0.5 * w.grad)  # the classic hand-written SGD step
+    assert w.tolist() == [0.0, 0.0, 0.0]
+    with lucid.no_grad():
+        w[1:].fill_(2.0)  # initialising part of a leaf
+    assert w.tolist() == [0.0, 2.0, 2.0] and w.requires_grad and w.is_leaf
+
+
+def test_assigning_data_shares_the_new_storage(device):
+    x = lucid.zeros(2, device=device)
+    y = lucid.ones(2, device=device)
+    old_alias = x.detach()
+    x.data = y
+    y.add_(1)
+    assert x.tolist() == [2.0, 2.0]
+    assert old_alias.tolist() == [0.0, 0.0]  # still the old storage, as in torch
 
 
 def test_retain_grad(device):

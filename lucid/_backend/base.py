@@ -20,6 +20,9 @@ class Backend:
 
     device: str = ""
     xp = None  # the array namespace: numpy or mlx.core
+    # whether reshape, transpose and basic indexing give arrays that share memory with their
+    # source (NumPy); if not (MLX), lucid's views write back to their base themselves
+    views_share_memory: bool = True
 
     # --- arrays and dtypes -------------------------------------------------------------
     def owns(self, array) -> bool:

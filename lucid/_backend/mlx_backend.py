@@ -35,6 +35,7 @@ _FROM_NATIVE = {v: k for k, v in _TO_NATIVE.items()}
 class MlxBackend(Backend):
     device = "gpu"
     xp = mx
+    views_share_memory = False
 
     def owns(self, array) -> bool:
         return isinstance(array, mx.array)

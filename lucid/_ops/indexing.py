@@ -98,5 +98,9 @@ def getitem(a, index):
     backend, shape, dtype = a._backend, a.shape, a.dtype
     basic = all(part is None or part is Ellipsis or isinstance(part, (int, slice)) for part in index)
     result = backend.getitem(a._data, index)
-    out = a._view(result) if basic else a._like(result)  # basic indexing gives a view, as in torch
+    if basic:  # basic indexing gives a view, as in torch
+        out = a._view(result, lambda base: backend.getitem(base, index),
+                      lambda base, view: backend.setitem(base, index, view))
+    else:
+        out = a._like(result)
     return record(out, "IndexBackward", (a,), lambda g: (backend.scatter_add(shape, dtype, index, g),), saved=saved)

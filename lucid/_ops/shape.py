@@ -32,7 +32,8 @@ def reshape(a, *shape):
     ):
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {a.numel()}")
     backend, source = a._backend, a.shape
-    out = a._view(backend.reshape(a._data, shape))
+    out = a._view(backend.reshape(a._data, shape), lambda base: backend.reshape(base, shape),
+                  lambda base, view: backend.reshape(view, source))
     return record(out, "ViewBackward", (a,), lambda g: (backend.reshape(g, source),))
 
 
@@ -54,7 +55,8 @@ def permute(a, *dims):
     inverse = [0] * len(axes)
     for i, axis in enumerate(axes):
         inverse[axis] = i
-    out = a._view(backend.transpose(a._data, axes))
+    out = a._view(backend.transpose(a._data, axes), lambda base: backend.transpose(base, axes),
+                  lambda base, view: backend.transpose(view, inverse))
     return record(out, "PermuteBackward", (a,), lambda g: (backend.transpose(g, inverse),))
 
 
