@@ -85,6 +85,14 @@ def result_type(*operands) -> dtype:
     >>> _dtype.result_type(lucid.tensor([1, 2], dtype=lucid.int32), 7)
     lucid.int32
     """
+    if len(operands) == 2:  # the common cases, without the general bookkeeping
+        a, b = operands
+        a_number, b_number = _is_number(a), _is_number(b)
+        if not a_number and not b_number and a.dtype is b.dtype:
+            return a.dtype
+        if a_number != b_number:
+            tensor, number = (b, a) if a_number else (a, b)
+            return promote_scalar(tensor.dtype, number)
     classes: list = [None, None, None]  # dimensioned, zero-dimensional, Python numbers
     for value in operands:
         if isinstance(value, bool):
@@ -101,6 +109,12 @@ def result_type(*operands) -> dtype:
     if result is None:
         raise TypeError("result_type() needs at least one operand")
     return result
+
+
+def _is_number(value) -> bool:
+    return type(value) in (float, int, bool) or (
+        not isinstance(getattr(value, "dtype", None), dtype) and isinstance(value, numbers.Number)
+    )
 
 
 def _combine(higher, lower):

@@ -530,21 +530,26 @@ class Tensor:
         dtype can hold, as torch does (an int64 tensor can't take ``add_(0.5)``).
         """
         if isinstance(other, Tensor):
-            if other.device != self.device:
+            if other._backend is not self._backend:
                 raise RuntimeError(
                     "Expected all tensors to be on the same device, but found at least two devices, "
                     f"{self.device} and {other.device}!"
                 )
         elif not isinstance(other, numbers.Number):
             other = Tensor(other, dtype=self.dtype, device=self.device)
-        if check and isinstance(other, Tensor):
-            check_fits(self.shape, other.shape)
-        if check:
-            result = _dtype.result_type(self, other)
-            if floating and not result.is_floating_point:
-                result = _dtype.default_float
-            if result.category > self.dtype.category:
-                raise RuntimeError(f"result type {result.name} can't be cast to the desired output type {self.dtype.name}")
+        if not check:
+            return other._data if isinstance(other, Tensor) else other
+        own = self.dtype
+        if isinstance(other, Tensor):
+            if other.shape != self.shape:
+                check_fits(self.shape, other.shape)
+            result = own if other.dtype is own else _dtype.result_type(self, other)
+        else:
+            result = _dtype.promote_scalar(own, other)
+        if floating and not result.is_floating_point:
+            result = _dtype.default_float
+        if result.category > own.category:
+            raise RuntimeError(f"result type {result.name} can't be cast to the desired output type {own.name}")
         return other._data if isinstance(other, Tensor) else other
 
     def _inplace(self, name, *args) -> "Tensor":

@@ -21,6 +21,9 @@ def broadcast_shapes(*shapes) -> tuple:
         ...
     RuntimeError: The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 0
     """
+    first = tuple(shapes[0]) if shapes else ()
+    if all(shape == first for shape in shapes[1:]):
+        return first
     result: tuple = ()
     for i, shape in enumerate(shapes):
         shape = tuple(shape)
@@ -55,6 +58,8 @@ def check_fits(target: tuple, *others) -> None:
     RuntimeError: output with shape [3] doesn't match the broadcast shape [2, 3]
     """
     target = tuple(target)
+    if all(shape == target or not shape for shape in others):
+        return
     shape = broadcast_shapes(target, *others)
     if shape != target:
         raise RuntimeError(f"output with shape {list(target)} doesn't match the broadcast shape {list(shape)}")

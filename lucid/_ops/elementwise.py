@@ -50,7 +50,7 @@ def coerce(a, b, floating=False):
         dtype = _dtype.default_float
     if not isinstance(b, Tensor):
         b = Tensor._make(a._backend.asarray(_scalar(b), dtype), a._backend)
-    return a.to(dtype), b.to(dtype)
+    return (a if a.dtype is dtype else a.to(dtype)), (b if b.dtype is dtype else b.to(dtype))
 
 
 def add(a, b):
