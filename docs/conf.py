@@ -13,6 +13,7 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "docs", "_ext"))
 
 import lucid  # noqa: E402
 
@@ -28,9 +29,10 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
     "sphinx.ext.doctest",
+    "lr_scheduler_plots",  # docs/_ext: draws every lr scheduler's curve at build time
 ]
 
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "_generated"]
 nitpicky = False
 
 # --- autodoc ----------------------------------------------------------------------------
