@@ -429,9 +429,14 @@ class Tensor:
     def __repr__(self) -> str:
         values = np.array2string(self._backend.to_numpy(self._data), separator=", ", prefix="tensor(")
         extras = []
+        empty = self.numel() == 0
+        if empty and self.shape != (0,):
+            extras.append(f"size={self.shape}")  # as torch: "[]" alone would hide the shape
         if self.device != "cpu":
             extras.append(f"device='{self.device}'")
-        if self.dtype not in (_dtype.float32, _dtype.int64, _dtype.bool_):
+        # the dtype shows unless the values imply it (an empty tensor implies float32 only)
+        implied = (_dtype.float32,) if empty else (_dtype.float32, _dtype.int64, _dtype.bool_)
+        if self.dtype not in implied:
             extras.append(f"dtype={self.dtype!r}")
         if self._node is not None:
             extras.append(f"grad_fn=<{self._node.name}>")

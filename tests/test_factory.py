@@ -170,6 +170,8 @@ def test_factories_make_leaves(device):
         (lambda d: lucid.tensor(2.5, device=d, requires_grad=True), "tensor(2.5{dev}, requires_grad=True)"),
         (lambda d: lucid.tensor([1.0], device=d, requires_grad=True) * 2, "tensor([2.]{dev}, grad_fn=<MulBackward>)"),
         (lambda d: lucid.zeros(0, device=d), "tensor([]{dev})"),
+        (lambda d: lucid.zeros(2, 0, device=d), "tensor([], size=(2, 0){dev})"),
+        (lambda d: lucid.tensor([], dtype=lucid.int64, device=d), "tensor([]{dev}, dtype=lucid.int64)"),
     ],
 )
 def test_repr(device, make, expected):

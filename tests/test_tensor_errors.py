@@ -257,6 +257,8 @@ def test_op_argument_errors(device):
         lucid.tensor([1, 2], device=device).mean()
     with pytest.raises(RuntimeError, match="Negation, the `-` operator, on a bool tensor is not supported"):
         -(x > 0)
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with two bool tensors is not supported"):
+        (x > 0) - (x > 1)
     with pytest.raises(RuntimeError, match="Integers to negative integer powers are not allowed"):
         lucid.tensor([2], device=device) ** -2
     with pytest.raises(TypeError, match="unsupported operand"):

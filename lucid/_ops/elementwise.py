@@ -78,6 +78,11 @@ def sub(a, b):
             [ 1.,  0.]])
     """
     a, b = coerce(a, b)
+    if a.dtype is _dtype.bool_:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead."
+        )
     backend = a._backend
     out = a._like(backend.subtract(a._data, b._data))
     return record(out, "SubBackward", (a, b), lambda g: (g, backend.negative(g)))
