@@ -53,7 +53,7 @@ class SchedulerCase:
 
     ``build(lr_scheduler, optimizer)`` returns the scheduler. ``lrs`` are the groups'
     initial lrs (one parameter each). ``metrics`` makes it a ReduceLROnPlateau run
-    (``step(metric)``); ``epochs`` steps with ``step(epoch)`` instead; ``initial_lr``
+    (``step(metric)``); ``epochs`` steps with ``step(epoch)`` instead (None: ``step()``); ``initial_lr``
     sets ``group["initial_lr"] = lr`` first (for ``last_epoch`` given); ``resume_at``
     saves both state dicts after that many steps and continues on a fresh optimizer
     and scheduler that load them; ``tensor_lr`` gives the lrs as float64 Tensors.
@@ -174,6 +174,14 @@ CASES = [
     _case("cosineannealinglr_epochs", lambda S, o: S.CosineAnnealingLR(o, T_max=6, eta_min=0.001),
           epochs=(3, 1, 6, 9, 2)),
     _case("lambdalr_epochs", lambda S, o: S.LambdaLR(o, decay_095), epochs=(3, 1, 6)),
+    _case("cyclic_epochs_no_closed_form", lambda S, o: S.CyclicLR(o, 0.01, 0.1, step_size_up=3),
+          epochs=(2, 5, None, 1, None, 9)),
+    _case("steplr_mixed_epochs", lambda S, o: S.StepLR(o, step_size=2, gamma=0.5),
+          epochs=(1, None, None, 5, None, 2, None, None)),
+    _case("cosineannealinglr_mixed_epochs", lambda S, o: S.CosineAnnealingLR(o, T_max=5, eta_min=0.01),
+          epochs=(None, 3, None, None, 8, None, 1, None, None)),
+    _case("cosine_warm_restarts_mixed_epochs", lambda S, o: S.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=3),
+          epochs=(None, None, None, 12, None, None, 3.5, None)),
     # --- Tensor lrs, filled in place -------------------------------------------------------------------
     _case("tensor_lr_exponential", lambda S, o: S.ExponentialLR(o, gamma=0.7), tensor_lr=True),
     _case("tensor_lr_cosine", lambda S, o: S.CosineAnnealingLR(o, T_max=4), tensor_lr=True),

@@ -859,10 +859,6 @@ class _Composite(LRScheduler):
 
     def _check_children(self, optimizer, schedulers) -> None:
         name = type(self).__name__
-        if len(schedulers) < 1:
-            what = "to be chained, but got no scheduler." if isinstance(self, ChainedScheduler) else (
-                "scheduler, but got no scheduler.")
-            raise ValueError(f"{name} expects at least one {what}")
         for i, scheduler in enumerate(schedulers):
             if not hasattr(scheduler, "optimizer"):
                 raise TypeError(f"{name} at index {i} should have `optimizer` as its attribute.")
@@ -956,6 +952,8 @@ class SequentialLR(_Composite):
     """
 
     def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+        if len(schedulers) < 1:
+            raise ValueError(f"{type(self).__name__} expects at least one scheduler, but got no scheduler.")
         self._check_children(optimizer, schedulers)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError(
