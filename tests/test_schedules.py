@@ -311,3 +311,19 @@ def test_is_schedule_and_as_schedule():
     assert sch.as_schedule(2) == constant(2.0)
     with pytest.raises(TypeError):
         sch.as_schedule(lucid.tensor(1.0))
+
+
+def test_every_step_counts_even_without_gradients():
+    w = nn.Parameter(lucid.zeros(1))
+    opt = optim.SGD([w], lr=exponential(1.0, 0.5))
+    opt.step()  # no gradient: w does not move, but the update count goes on
+    assert w.tolist() == [0.0] and opt.param_groups[0]["lr_schedule_step"] == 1
+    assert _train(opt, [w], 1) == [0.5]
+
+
+def test_a_hand_written_lr_does_not_survive_the_next_update():
+    w = nn.Parameter(lucid.zeros(1, dtype=lucid.float64))
+    opt = optim.SGD([w], lr=constant(0.25))
+    opt.param_groups[0]["lr"] = 100.0
+    _train(opt, [w], 1)
+    assert w.tolist() == [-0.25]

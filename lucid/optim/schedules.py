@@ -6,9 +6,11 @@ for all groups or for one group::
 
     optimizer = optim.AdamW(model.parameters(), lr=warmup(100, cosine(3e-4, 10_000)))
 
-The optimizer then counts its updates per group (``group["lr_schedule_step"]``), reads the
-schedule before each update (the first update uses step 0) and keeps ``group["lr"]`` at the
-value the next update will use. ``state_dict()`` saves the schedule as plain data, such as
+The optimizer then counts its updates per group (``group["lr_schedule_step"]``: every
+``optimizer.step()`` counts, whether or not the group's parameters had gradients; a group
+added later starts from 0), reads the schedule before each update (the first update uses
+step 0) and keeps ``group["lr"]`` at the value the next update will use. Writing to
+``group["lr"]`` by hand has no lasting effect on a scheduled group. ``state_dict()`` saves the schedule as plain data, such as
 ``{"schedule": "cosine", "peak": 3e-4, "steps": 1000, "end": 0.0}``, together with the
 count, so a run resumed with ``load_state_dict`` continues exactly where it stopped.
 
