@@ -30,9 +30,12 @@ from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
 from .sparse_adam import SparseAdam
+from .wrappers import GradientAccumulation, SkipNonFinite
+from . import swa_utils
 
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "SparseAdam", "required",
+    "GradientAccumulation", "SkipNonFinite", "swa_utils",
     "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
     "Adadelta", "Adagrad", "Adamax", "ASGD", "NAdam", "RAdam", "RMSprop", "Rprop",
     "lr_scheduler", "schedules",
