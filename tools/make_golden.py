@@ -4,6 +4,7 @@ Usage, from the repository root::
 
     python tools/make_golden.py           # write tests/golden/optim/*.npz + MANIFEST.json
     python tools/make_golden.py --check   # recompute in memory, exit 1 if anything differs
+    python tools/make_golden.py --grad-tools [--check]   # only tests/golden/grad_tools/
 
 Each case of ``tests/optim_cases.py`` is run through ``torch.optim`` once per
 dtype (float64 and float32) and stored as ``{case}.{dtype}.npz``; each case of
@@ -115,11 +116,56 @@ def diff_arrays(path: Path, fresh: dict[str, np.ndarray]) -> list[str]:
     return problems
 
 
+def grad_tools_golden(check: bool = False) -> int:
+    """Write (or check) ``tests/golden/grad_tools/``: clipping, SWA/EMA and SWALR from torch.
+
+    One ``{case}.npz`` per case of ``tests/grad_tools_cases.py`` (the arrays its
+    ``run_torch_*`` function returns) and a ``MANIFEST.json``; the optimizer golden files
+    are not touched. Returns the process exit code.
+    """
+    from grad_tools_cases import ALL_CASES, GOLDEN_DIR as TOOLS_DIR, golden_path as tools_path
+
+    import torch
+
+    fresh = {tools_path(name): run(case) for name, run, _, case in ALL_CASES}
+    meta = {
+        "generator": "tools/make_golden.py --grad-tools",
+        "torch": torch_version(),
+        "numpy": np.__version__,
+        "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "python": platform.python_version(),
+        "cases": [name for name, *_ in ALL_CASES],
+    }
+    manifest_path = TOOLS_DIR / "MANIFEST.json"
+    stale = sorted(set(TOOLS_DIR.glob("*.npz")) - set(fresh)) if TOOLS_DIR.exists() else []
+    if check:
+        problems = [msg for path, arrays in fresh.items() for msg in diff_arrays(path, arrays)]
+        problems += [f"{p.name}: not produced by any case" for p in stale]
+        if not manifest_path.exists() or json.loads(manifest_path.read_text()).get("cases") != meta["cases"]:
+            problems.append("grad_tools/MANIFEST.json: missing or a different case list")
+        for msg in problems:
+            print(msg)
+        print(f"{'FAILED' if problems else 'ok'}: checked {len(fresh)} grad_tools golden files")
+        return 1 if problems else 0
+    TOOLS_DIR.mkdir(parents=True, exist_ok=True)
+    for path in stale:
+        path.unlink()
+    for path, arrays in fresh.items():
+        path.write_bytes(npz_bytes(arrays))
+    manifest_path.write_bytes(manifest_bytes(meta))
+    print(f"wrote {len(fresh)} grad_tools golden files to {TOOLS_DIR}")
+    return 0
+
+
 def main(argv=None) -> int:
     """Command line entry point; returns the process exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="verify the stored files instead of writing them")
+    parser.add_argument("--grad-tools", action="store_true",
+                        help="only the clipping/SWA/SWALR files of tests/golden/grad_tools/")
     args = parser.parse_args(argv)
+    if args.grad_tools:
+        return grad_tools_golden(check=args.check)
 
     t0 = time.perf_counter()
     fresh = generate()
