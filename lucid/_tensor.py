@@ -696,8 +696,13 @@ class Tensor:
     def __setitem__(self, index, value) -> None:
         """In-place assignment ``self[index] = value`` (not recorded by autograd)."""
         self._check_inplace(value)
-        from ._ops.indexing import normalize_index  # it needs Tensor: imported late
+        from ._ops.indexing import getitem, normalize_index, split_integers  # they need Tensor
 
+        split = split_integers(index)
+        if split is not None:  # torch's order: integers first, into a view; then the tensor indices
+            basic, advanced = split
+            getitem(self, basic)[advanced] = value
+            return
         b = self._backend
         index = normalize_index(self, index)
         value = self._operand(value, check=False)

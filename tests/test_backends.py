@@ -11,9 +11,12 @@ import time
 import numpy as np
 import pytest
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 import lucid
 from op_cases import CASES
-from tolerances import BACKENDS
+from tolerances import BACKENDS, close
 
 pytestmark = pytest.mark.skipif(not lucid.is_available("gpu"), reason="MLX is not installed")
 
@@ -346,6 +349,76 @@ def test_boolean_mask_indexing_on_mlx():
     assert y.tolist() == [1.0, 3.0, 5.0]
     y.sum().backward()
     assert x.grad.tolist() == [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]
+
+
+def test_empty_selections_on_mlx():
+    """MLX 0.32 dies of SIGFPE scattering nothing through array indices: lucid never asks it to."""
+    x = lucid.ones(2, 2, 3, device="gpu", requires_grad=True)
+    y = x[[0, 1], [0], 0:0]
+    assert y.shape == (2, 0)
+    y.sum().backward()
+    assert x.grad.tolist() == np.zeros((2, 2, 3)).tolist()
+    z = lucid.ones(2, 2, 3, device="gpu")
+    z[[0, 1], [0], 0:0] = 5.0
+    z[z > 10] = 0.0
+    z[lucid.tensor([], dtype=lucid.int64, device="gpu")] = 2.0
+    assert z.sum().item() == 12.0
+
+
+_INDEX_PART = st.one_of(
+    st.integers(-3, 2).map(lambda i: ("int", i)),
+    st.tuples(st.sampled_from([None, -3, -1, 0, 1, 2]), st.sampled_from([None, -2, 0, 1, 3]),
+              st.sampled_from([None, 1, 2])).map(lambda t: ("slice", slice(*t))),
+    st.just(("none", None)),
+    st.just(("ellipsis", Ellipsis)),
+    st.lists(st.integers(-3, 2), min_size=1, max_size=3).map(lambda v: ("list", v)),
+    st.lists(st.lists(st.integers(-3, 2), min_size=2, max_size=2), min_size=2, max_size=2).map(lambda v: ("tensor", v)),
+    st.lists(st.booleans(), min_size=3, max_size=3).map(lambda v: ("mask", v)),
+)
+
+
+def _index(parts, module, device):
+    out = []
+    for kind, value in parts:
+        if kind in ("tensor", "mask"):
+            out.append(module.tensor(value, device=device) if module is lucid else module.tensor(value))
+        else:
+            out.append(value)
+    return tuple(out)
+
+
+@settings(max_examples=150, deadline=None)
+@given(parts=st.lists(_INDEX_PART, min_size=1, max_size=4), seed=st.integers(0, 100))
+def test_random_indexing_matches_torch(parts, seed):
+    """Any index torch accepts gives torch's values, gradients and writes, on both devices."""
+    torch = pytest.importorskip("torch")
+    if sum(kind == "ellipsis" for kind, _ in parts) > 1:
+        return
+    host = np.random.default_rng(seed).standard_normal((3, 3, 3))
+    t = torch.tensor(host, requires_grad=True)
+    try:
+        expected = t[_index(parts, torch, None)]
+    except (IndexError, RuntimeError, ValueError, TypeError):
+        for device in ("cpu", "gpu"):
+            with pytest.raises((IndexError, RuntimeError, ValueError, TypeError)):
+                lucid.tensor(host, device=device)[_index(parts, lucid, device)]
+        return
+    cotangent = np.random.default_rng(seed + 1).standard_normal(tuple(expected.shape))
+    expected.backward(torch.tensor(cotangent))
+    positions = torch.arange(27).reshape(3, 3, 3)[_index(parts, torch, None)].reshape(-1).tolist()
+    written = t.detach().clone()
+    written[_index(parts, torch, None)] = torch.tensor(cotangent)
+    for device in ("cpu", "gpu"):
+        x = lucid.tensor(host, dtype=lucid.float32, device=device, requires_grad=True)
+        got = x[_index(parts, lucid, device)]
+        assert got.shape == tuple(expected.shape)
+        close(got.detach().numpy(), expected.detach().numpy(), "float32", table=BACKENDS)
+        got.backward(lucid.tensor(cotangent, dtype=lucid.float32, device=device))
+        close(x.grad.numpy(), t.grad.numpy(), "float32", table=BACKENDS)
+        if len(set(positions)) == len(positions):  # duplicate writes are unordered in torch too
+            y = x.detach().clone()
+            y[_index(parts, lucid, device)] = lucid.tensor(cotangent, dtype=lucid.float32, device=device)
+            close(y.numpy(), written.numpy(), "float32", table=BACKENDS)
 
 
 @pytest.mark.parametrize("device_", ["cpu", "gpu"])

@@ -229,6 +229,8 @@ def test_dim_errors(device):
         lucid.ones(0, device=device).max()
     with pytest.raises(RuntimeError, match=r"min\(\): Expected reduction dim"):
         lucid.ones(0, device=device).min()
+    with pytest.raises(IndexError, match=r"max\(\): Expected reduction dim 0 to have non-zero size"):
+        lucid.ones(0, 3, device=device).max(0)
 
 
 def test_join_errors(device):

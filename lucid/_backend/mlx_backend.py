@@ -102,9 +102,22 @@ class MlxBackend(Backend):
         return tuple(out)
 
     def scatter_add(self, shape, dtype, index, values):
-        return mx.zeros(tuple(shape), dtype=_TO_NATIVE[dtype]).at[index].add(values)
+        out = mx.zeros(tuple(shape), dtype=_TO_NATIVE[dtype])
+        if values.size == 0:  # MLX 0.32 dies of SIGFPE scattering nothing through array indices
+            return out
+        return out.at[index].add(values)
 
     def setitem(self, a, index, values):
+        if a[index].size == 0:  # nothing to write (and MLX would die of SIGFPE, as above)
+            return a
+        if any(part is None for part in index) and any(isinstance(part, mx.array) for part in index):
+            # MLX 0.32's setitem mis-shapes None next to array indices: write through the
+            # flat positions the index selects instead (getitem gets them right)
+            positions = mx.arange(a.size).reshape(a.shape)[index]
+            values = mx.broadcast_to(mx.array(values, dtype=a.dtype), positions.shape)
+            flat = mx.array(a).reshape(-1)
+            flat[positions.reshape(-1)] = values.reshape(-1)
+            return flat.reshape(a.shape)
         out = mx.array(a)  # a copy we own: the caller's array stays as it was
         out[index] = values
         return out

@@ -32,6 +32,39 @@ def _index_array(tensor, part):
     return array, dtype
 
 
+def _is_integer(part) -> bool:
+    return isinstance(part, numbers.Integral) and not isinstance(part, bool)
+
+
+def _is_basic(part) -> bool:
+    return part is None or part is Ellipsis or isinstance(part, slice) or _is_integer(part)
+
+
+def split_integers(index):
+    """``(basic, advanced)`` when ``index`` mixes integers with tensor indices, else None.
+
+    torch applies integers first, as basic indexing: ``x[0, :, [2, 1]]`` is ``x[0][:, [2, 1]]``
+    (shape ``(n, 2)``). NumPy (and MLX) count an integer next to an array as one more array
+    index, which moves the indexed dimensions to the front (``(2, n)``). Indexing with
+    ``basic`` then ``advanced`` gives torch's result on every backend.
+    """
+    parts = index if isinstance(index, tuple) else (index,)
+    if not any(_is_integer(p) for p in parts) or all(_is_basic(p) for p in parts):
+        return None
+    basic, advanced = [], []
+    for part in parts:
+        if _is_basic(part):
+            basic.append(part)
+            if not _is_integer(part):  # integers are gone after the first step
+                advanced.append(Ellipsis if part is Ellipsis else slice(None))
+        else:
+            mask = part.dtype is _dtype.bool_ if isinstance(part, Tensor) else np.asarray(part).dtype.kind == "b"
+            ndim = (part.ndim if isinstance(part, Tensor) else np.ndim(part)) if mask else 1
+            basic.extend([slice(None)] * ndim)  # a mask spans as many dimensions as it has
+            advanced.append(part)
+    return tuple(basic), tuple(advanced)
+
+
 def normalize_index(tensor, index):
     """``index`` as a tuple the backend can use, every integer checked against its dimension."""
     if not isinstance(index, tuple):
@@ -92,6 +125,10 @@ def normalize_index(tensor, index):
 
 
 def getitem(a, index):
+    split = split_integers(index)
+    if split is not None:
+        basic, advanced = split
+        return getitem(getitem(a, basic), advanced)
     # index tensors are read again by backward: an in-place write to one must make it raise
     saved = tuple(part for part in (index if isinstance(index, tuple) else (index,)) if isinstance(part, Tensor))
     index = normalize_index(a, index)

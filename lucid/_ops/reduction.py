@@ -136,6 +136,8 @@ def _extreme(a, dim, keepdim, largest):
 
         return record(out, "MaxBackward1" if largest else "MinBackward1", (a,), backward, saved=(a, out))
     (axis,) = _axes(a, dim)
+    if shape[axis] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
     values = a._like(reduce(x, axis=axis, keepdims=keepdim))
     pick = backend.argmax if largest else backend.argmin
     index = pick(x, axis, keepdims=True)
