@@ -365,6 +365,39 @@ def test_empty_selections_on_mlx():
     assert z.sum().item() == 12.0
 
 
+EMPTY_OPS = {
+    "sum": lambda m, x: x.sum(), "sum_dim": lambda m, x: x.sum(1), "mean_dim": lambda m, x: x.mean(0),
+    "max_dim": lambda m, x: x.max(1)[0], "min_dim_keepdim": lambda m, x: x.min(1, keepdim=True)[0],
+    "log_softmax": lambda m, x: x.log_softmax(1), "log_softmax_0": lambda m, x: x.log_softmax(0),
+    "exp": lambda m, x: x.exp(), "matmul": lambda m, x: x.T @ x, "matmul_t": lambda m, x: x @ x.T,
+    "cat": lambda m, x: m.cat([x, x]), "stack": lambda m, x: m.stack([x, x], 1), "mask": lambda m, x: x[x > 0],
+    "where": lambda m, x: m.where(x > 0, x, 0.0), "clamp": lambda m, x: x.clamp(0, 1), "pow": lambda m, x: x ** x,
+    "reshape": lambda m, x: x.reshape(-1), "sigmoid": lambda m, x: x.sigmoid(), "index": lambda m, x: x[:, [0, 0]] if x.shape[1] else x[:0],
+}
+
+
+@pytest.mark.filterwarnings("ignore:Mean of empty slice", "ignore:invalid value encountered")
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0)], ids=str)
+@pytest.mark.parametrize("op", sorted(EMPTY_OPS))
+def test_empty_tensors_like_torch(op, shape):
+    torch = pytest.importorskip("torch")
+    t = torch.zeros(*shape, requires_grad=True)
+    try:
+        expected = EMPTY_OPS[op](torch, t)
+    except (IndexError, RuntimeError):
+        for device in ("cpu", "gpu"):
+            with pytest.raises((IndexError, RuntimeError)):
+                EMPTY_OPS[op](lucid, lucid.zeros(*shape, device=device))
+        return
+    for device in ("cpu", "gpu"):
+        x = lucid.zeros(*shape, device=device, requires_grad=True)
+        got = EMPTY_OPS[op](lucid, x)
+        assert got.shape == tuple(expected.shape) and got.device == device
+        np.testing.assert_array_equal(got.detach().numpy(), expected.detach().numpy())
+        got.sum().backward()
+        assert x.grad.shape == shape
+
+
 _INDEX_PART = st.one_of(
     st.integers(-3, 2).map(lambda i: ("int", i)),
     st.tuples(st.sampled_from([None, -3, -1, 0, 1, 2]), st.sampled_from([None, -2, 0, 1, 3]),

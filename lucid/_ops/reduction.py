@@ -138,6 +138,11 @@ def _extreme(a, dim, keepdim, largest):
     (axis,) = _axes(a, dim)
     if shape[axis] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
+    if a.numel() == 0:  # another dim is empty: so are the results (MLX's argmax refuses these)
+        kept = tuple(1 if i == axis else n for i, n in enumerate(shape)) if keepdim else shape[:axis] + shape[axis + 1:]
+        values = a._like(backend.zeros(kept, a.dtype))
+        return MaxMin(record(values, f"{name.capitalize()}Backward0", (a,), lambda g: (backend.zeros(shape, a.dtype),)),
+                      a._like(backend.zeros(kept, _dtype.int64)))
     values = a._like(reduce(x, axis=axis, keepdims=keepdim))
     pick = backend.argmax if largest else backend.argmin
     index = pick(x, axis, keepdims=True)
@@ -235,6 +240,8 @@ def log_softmax(a, dim):
         return shape_ops.reshape(log_softmax(shape_ops.reshape(a, 1), 0), ())
     (axis,) = _axes(a, dim)
     backend, x = a._backend, a._data
+    if a.numel() == 0:  # nothing to normalise (and the backends can't take the max of nothing)
+        return record(a._like(backend.copy(x)), "LogSoftmaxBackward", (a,), lambda g: (g,))
     out_array = backend.subtract(x, backend.logsumexp(x, axis=axis, keepdims=True))
     out = a._like(out_array)
 
