@@ -261,6 +261,15 @@ def test_op_argument_errors(device):
         -(x > 0)
     with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with two bool tensors is not supported"):
         (x > 0) - (x > 1)
+    for call in (lambda: x - (x > 1), lambda: (x > 0) - 1, lambda: 2.5 - (x > 0), lambda: x - True):
+        with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool tensor is not supported"):
+            call()
+    with pytest.raises(NotImplementedError, match="pow is not implemented for 'Bool'"):
+        (x > 0) ** (x > 1)
+    with pytest.raises(NotImplementedError, match="clamp with a number is not implemented for 'Bool'"):
+        (x > 0).clamp(min=True)
+    assert ((x > 0) ** True).dtype is lucid.bool  # torch's exceptions to its own rule
+    assert (x > 0).clamp(min=x > 1).dtype is lucid.bool
     with pytest.raises(RuntimeError, match="Integers to negative integer powers are not allowed"):
         lucid.tensor([2], device=device) ** -2
     with pytest.raises(TypeError, match="unsupported operand"):

@@ -77,12 +77,18 @@ def sub(a, b):
     tensor([[ 0., -1.],
             [ 1.,  0.]])
     """
-    a, b = coerce(a, b)
-    if a.dtype is _dtype.bool_:
+    bools = [isinstance(x, bool) or (isinstance(x, Tensor) and x.dtype is _dtype.bool_) for x in (a, b)]
+    if all(bools):
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. "
             "Use the `^` or `logical_xor()` operator instead."
         )
+    if any(bools):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. "
+            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    a, b = coerce(a, b)
     backend = a._backend
     out = a._like(backend.subtract(a._data, b._data))
     return record(out, "SubBackward", (a, b), lambda g: (g, backend.negative(g)))
@@ -125,6 +131,8 @@ def div(a, b):
 
 
 def _check_integer_power(base, exponent) -> None:
+    if base.dtype is _dtype.bool_:
+        raise NotImplementedError("pow is not implemented for 'Bool' (as in torch): convert to an integer dtype")
     if not base.dtype.is_floating_point and isinstance(exponent, numbers.Integral) and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
@@ -161,6 +169,8 @@ def pow(a, b):
     """
     if isinstance(b, numbers.Number) and isinstance(a, Tensor):
         exponent = _scalar(b)
+        if a.dtype is _dtype.bool_ and isinstance(exponent, bool):  # torch keeps bool here
+            return pow(a.to(_dtype.int64), int(exponent)).to(_dtype.bool_)
         a = a.to(_dtype.result_type(a, exponent))
         _check_integer_power(a, exponent)
         backend, x = a._backend, a._data
@@ -173,6 +183,7 @@ def pow(a, b):
 
         return record(out, "PowBackward0", (a,), backward, saved=(a,))
     a, b = coerce(a, b)
+    _check_integer_power(a, 1)
     backend, x, y = a._backend, a._data, b._data
     out_array = backend.power(x, y) if a.dtype.is_floating_point else _integer_power(backend, x, y)
     out = a._like(out_array)
@@ -413,6 +424,8 @@ def clamp(a, min=None, max=None):
             bounds[i] = Tensor(bound, device=a.device)
     broadcast_shapes(a.shape, *(b.shape for b in bounds if isinstance(b, Tensor)))
     dtype = _dtype.result_type(a, *bounds)
+    if dtype is _dtype.bool_ and not all(isinstance(b, Tensor) for b in bounds):
+        raise NotImplementedError("clamp with a number is not implemented for 'Bool' (as in torch)")
     a = a.to(dtype)
     bounds = [b.to(dtype) if isinstance(b, Tensor) else _scalar(b) for b in bounds]
     low, high = (bounds.pop(0) if min is not None else None), (bounds.pop(0) if max is not None else None)
