@@ -94,6 +94,8 @@ def test_matmul_errors(device):
         lucid.tensor(1.0, device=device) @ lucid.tensor(2.0, device=device)
     with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype"):
         lucid.ones(2, 3, device=device) @ lucid.ones(3, 2, dtype=lucid.float64, device=device)
+    with pytest.raises(NotImplementedError, match="matmul is not implemented for 'Bool'"):
+        lucid.ones(2, 2, dtype=lucid.bool, device=device) @ lucid.ones(2, 2, dtype=lucid.bool, device=device)
     with pytest.raises(TypeError, match="matmul expects two Tensors"):
         lucid.matmul(lucid.ones(2, device=device), [1.0, 2.0])
 

@@ -105,15 +105,17 @@ class MlxBackend(Backend):
         out = mx.zeros(tuple(shape), dtype=_TO_NATIVE[dtype])
         if values.size == 0:  # MLX 0.32 dies of SIGFPE scattering nothing through array indices
             return out
+        if _none_with_arrays(index):
+            positions = _positions(out, index)
+            values = mx.broadcast_to(values, positions.shape)
+            return out.reshape(-1).at[positions.reshape(-1)].add(values.reshape(-1)).reshape(out.shape)
         return out.at[index].add(values)
 
     def setitem(self, a, index, values):
         if a[index].size == 0:  # nothing to write (and MLX would die of SIGFPE, as above)
             return a
-        if any(part is None for part in index) and any(isinstance(part, mx.array) for part in index):
-            # MLX 0.32's setitem mis-shapes None next to array indices: write through the
-            # flat positions the index selects instead (getitem gets them right)
-            positions = mx.arange(a.size).reshape(a.shape)[index]
+        if _none_with_arrays(index):
+            positions = _positions(a, index)
             values = mx.broadcast_to(mx.array(values, dtype=a.dtype), positions.shape)
             flat = mx.array(a).reshape(-1)
             flat[positions.reshape(-1)] = values.reshape(-1)
@@ -136,6 +138,17 @@ class MlxBackend(Backend):
         out = getattr(mx, name)(a, *args)
         # an in-place op keeps its target's dtype, as NumPy's out= and torch do
         return out if out.dtype == a.dtype else out.astype(a.dtype)
+
+
+
+def _none_with_arrays(index) -> bool:
+    """MLX 0.32's setitem and .at[] mis-shape a None next to array indices (getitem is right)."""
+    return any(part is None for part in index) and any(isinstance(part, mx.array) for part in index)
+
+
+def _positions(a, index):
+    """The flat positions in ``a`` that ``a[index]`` reads, in the shape of ``a[index]``."""
+    return mx.arange(a.size).reshape(a.shape)[index]
 
 
 # MLX's float64 exp (and sigmoid) has float32 accuracy (relative error ~1e-6, ml-explore/mlx

@@ -240,6 +240,8 @@ def matmul(a, b):
     _same_device(a, b)
     if a.dtype is not b.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a.dtype} != {b.dtype}")
+    if a.dtype is _dtype.bool_:
+        raise NotImplementedError("matmul is not implemented for 'Bool' (as in torch)")
     _matmul_shape(a.shape, b.shape)
     backend, x, y = a._backend, a._data, b._data
     out = a._like(backend.matmul(x, y))
@@ -391,6 +393,8 @@ def sign(a):
     >>> lucid.tensor([-2.0, 0.0, 3.0]).sign()
     tensor([-1.,  0.,  1.])
     """
+    if a.dtype is _dtype.bool_:  # its own sign; NumPy has no bool sign
+        return a._like(a._backend.copy(a._data))
     return a._like(a._backend.sign(a._data))
 
 

@@ -91,7 +91,9 @@ def normalize_index(tensor, index):
         if part is None:
             out.append(None)
         elif part is Ellipsis:
-            out.append(Ellipsis)
+            # spelled out: an Ellipsis over no dimensions must not separate two array indices
+            # (NumPy would then move their dimensions to the front; torch does not)
+            out.extend([slice(None)] * (tensor.ndim - consumed))
             dim += tensor.ndim - consumed
         elif isinstance(part, slice):
             out.append(part)

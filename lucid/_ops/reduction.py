@@ -242,11 +242,15 @@ def log_softmax(a, dim):
     backend, x = a._backend, a._data
     if a.numel() == 0:  # nothing to normalise (and the backends can't take the max of nothing)
         return record(a._like(backend.copy(x)), "LogSoftmaxBackward", (a,), lambda g: (g,))
-    out_array = backend.subtract(x, backend.logsumexp(x, axis=axis, keepdims=True))
-    out = a._like(out_array)
+    half = a.dtype is _dtype.float16  # computed in float32 and rounded once, as torch does
+    wide = backend.astype(x, _dtype.float32) if half else x
+    wide_out = backend.subtract(wide, backend.logsumexp(wide, axis=axis, keepdims=True))
+    out = a._like(backend.astype(wide_out, _dtype.float16) if half else wide_out)
 
     def backward(g):
-        softmax = backend.exp(out_array)
-        return (backend.subtract(g, backend.multiply(softmax, backend.sum(g, axis=axis, keepdims=True))),)
+        g = backend.astype(g, _dtype.float32) if half else g
+        softmax = backend.exp(wide_out)
+        grad = backend.subtract(g, backend.multiply(softmax, backend.sum(g, axis=axis, keepdims=True)))
+        return (backend.astype(grad, _dtype.float16) if half else grad,)
 
     return record(out, "LogSoftmaxBackward", (a,), backward, saved=(out,))
