@@ -6,6 +6,7 @@ twice gives it both gradients (``x[[0, 0, 2]].sum()`` gives ``x.grad == [2, 0, 1
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -116,7 +117,7 @@ def normalize_index(tensor, index):
                 dim += len(array_shape)
             else:
                 size = shape[dim]
-                if int(np.prod(array_shape)):
+                if math.prod(array_shape):
                     low, high = backend.item(backend.min(array)), backend.item(backend.max(array))
                     bad = low if low < -size else high if high >= size else None
                     if bad is not None:
