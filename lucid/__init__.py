@@ -15,7 +15,7 @@ tensor([ 18., -36.])
 from . import _backend
 from ._autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from ._dtype import bool_ as bool  # noqa: A001 - torch's name
-from ._dtype import dtype, float16, float32, float64, int32, int64
+from ._dtype import dtype, finfo, float16, float32, float64, int32, int64
 from ._factory import arange, full, manual_seed, ones, ones_like, rand, randn, tensor, zeros, zeros_like
 from ._ops import methods as _methods  # noqa: F401 - attaches the ops to Tensor
 from ._ops.elementwise import abs, clamp, exp, isfinite, log, matmul, relu, sigmoid, sqrt, tanh, where
@@ -44,7 +44,7 @@ def is_available(device) -> bool:
 
 
 __all__ = [
-    "Tensor", "dtype", "bool", "float16", "float32", "float64", "int32", "int64", "half", "double", "long",
+    "Tensor", "dtype", "finfo", "bool", "float16", "float32", "float64", "int32", "int64", "half", "double", "long",
     "tensor", "zeros", "ones", "full", "zeros_like", "ones_like", "randn", "rand", "arange", "manual_seed",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "is_available",
     "abs", "clamp", "clip", "exp", "isfinite", "log", "matmul", "relu", "sigmoid", "sqrt", "tanh", "where",

@@ -139,3 +139,57 @@ def promote_scalar(a: dtype, value) -> dtype:
     if category <= a.category:
         return a
     return default_float if category == 2 else default_int
+
+
+# bits of the significand stored and largest exponent of each floating dtype (IEEE 754)
+_FLOAT_FORMATS = {"float16": (10, 15, 3), "float32": (23, 127, 6), "float64": (52, 1023, 15)}
+
+
+class finfo:
+    """Machine limits of a floating-point dtype, as ``torch.finfo``.
+
+    Parameters
+    ----------
+    type : lucid.dtype, optional
+        A floating dtype; by default ``float32``, lucid's default.
+
+    Attributes
+    ----------
+    bits : int
+        The width of the type.
+    eps : float
+        The difference between 1 and the next representable number.
+    max, min : float
+        The largest and the most negative finite numbers.
+    tiny : float
+        The smallest positive normal number (``smallest_normal``).
+    resolution : float
+        ``10 ** -precision``, the decimal resolution.
+    dtype : str
+        The dtype's name.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.finfo(lucid.float32).eps
+    1.1920928955078125e-07
+    >>> lucid.finfo(lucid.float16).max, lucid.finfo(lucid.float16).tiny
+    (65504.0, 6.103515625e-05)
+    """
+
+    def __init__(self, type: dtype | None = None):  # noqa: A002 - torch's name
+        type = default_float if type is None else type
+        if not isinstance(type, dtype) or not type.is_floating_point:
+            raise TypeError(f"finfo needs a floating dtype such as lucid.float32, got {type!r}")
+        mantissa, max_exponent, precision = _FLOAT_FORMATS[type.name]
+        self.dtype = type.name
+        self.bits = type.itemsize * 8
+        self.eps = 2.0**-mantissa
+        self.max = (2.0 - self.eps) * 2.0**max_exponent
+        self.min = -self.max
+        self.tiny = self.smallest_normal = 2.0 ** (1 - max_exponent)
+        self.resolution = 10.0**-precision
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, eps={self.eps}, "
+                f"smallest_normal={self.tiny}, tiny={self.tiny}, dtype={self.dtype})")

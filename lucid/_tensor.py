@@ -5,10 +5,9 @@ from __future__ import annotations
 import copy
 import numbers
 
-import numpy as np
-
 from . import _autograd, _backend, _dtype
 from ._autograd import record
+from ._backend import host
 from ._ops.broadcast import broadcast_shapes, check_fits
 
 
@@ -18,14 +17,7 @@ def _infer_dtype(data) -> _dtype.dtype:
         return data.dtype
     if hasattr(data, "dtype") and not isinstance(data, (list, tuple)):
         return _backend.of_array(data).dtype_of(data)
-    kind = np.asarray(data).dtype.kind
-    if kind == "b":
-        return _dtype.bool_
-    if kind in "iu":
-        return _dtype.default_int
-    if kind == "f":
-        return _dtype.default_float
-    raise TypeError(f"cannot make a tensor from {type(data).__name__} data of kind {kind!r}")
+    return host.infer_dtype(data)
 
 
 def describe(dtype, shape) -> str:
@@ -355,7 +347,7 @@ class Tensor:
         """The values as (nested) Python lists."""
         return self._backend.to_numpy(self._data).tolist()
 
-    def numpy(self) -> np.ndarray:
+    def numpy(self) -> "numpy.ndarray":  # noqa: F821 - NumPy is the backends' to import
         """The values as a NumPy array (shares memory on the cpu device, as torch does)."""
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
@@ -427,7 +419,7 @@ class Tensor:
         return describe(self.dtype, self.shape)
 
     def __repr__(self) -> str:
-        values = np.array2string(self._backend.to_numpy(self._data), separator=", ", prefix="tensor(")
+        values = host.format_array(self._backend.to_numpy(self._data), prefix="tensor(")
         extras = []
         empty = self.numel() == 0
         if empty and self.shape != (0,):

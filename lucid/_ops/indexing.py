@@ -9,10 +9,9 @@ from __future__ import annotations
 import math
 import numbers
 
-import numpy as np
-
 from .. import _dtype
 from .._autograd import record
+from .._backend import host
 from .._tensor import Tensor
 
 
@@ -23,11 +22,8 @@ def _index_array(tensor, part):
         array = part._data if part.device == tensor.device else tensor._backend.asarray(
             part._backend.to_numpy(part._data), dtype)
     else:
-        host = np.asarray(part)
-        if host.dtype.kind not in "biu" and host.size:
-            raise IndexError("tensors used as indices must be long, int or bool tensors")
-        dtype = _dtype.bool_ if host.dtype.kind == "b" else _dtype.int64
-        array = tensor._backend.asarray(host.astype(bool if dtype is _dtype.bool_ else np.int64), dtype)
+        values, dtype = host.index_array(part)
+        array = tensor._backend.asarray(values, dtype)
     if dtype.is_floating_point:
         raise IndexError("tensors used as indices must be long, int or bool tensors")
     return array, dtype
@@ -59,8 +55,12 @@ def split_integers(index):
             if not _is_integer(part):  # integers are gone after the first step
                 advanced.append(Ellipsis if part is Ellipsis else slice(None))
         else:
-            mask = part.dtype is _dtype.bool_ if isinstance(part, Tensor) else np.asarray(part).dtype.kind == "b"
-            ndim = (part.ndim if isinstance(part, Tensor) else np.ndim(part)) if mask else 1
+            if isinstance(part, Tensor):
+                mask, ndim = part.dtype is _dtype.bool_, part.ndim
+            else:
+                values, dtype = host.index_array(part)
+                mask, ndim = dtype is _dtype.bool_, values.ndim
+            ndim = ndim if mask else 1
             basic.extend([slice(None)] * ndim)  # a mask spans as many dimensions as it has
             advanced.append(part)
     return tuple(basic), tuple(advanced)

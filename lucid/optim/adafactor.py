@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import _factory
+from .._dtype import finfo
 from .._tensor import Tensor
 from ._shared import norm, torch_number
 from .optimizer import Optimizer
@@ -129,7 +128,7 @@ class Adafactor(Optimizer):
     def update(self, param, grad, state, group):
         lr, (eps1, eps2), d = torch_number(group["lr"]), group["eps"], group["d"]
         if eps1 is None:
-            eps1 = float(np.finfo(param.dtype.name).eps)
+            eps1 = finfo(param.dtype).eps
         state["step"] += 1
         step = float(state["step"])
         one_minus_beta2_t = step ** group["beta2_decay"]

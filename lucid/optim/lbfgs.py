@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import _factory
 from .._autograd import enable_grad, no_grad
+from .._backend import host
 from .._ops.shape import cat
 from .._tensor import Tensor
 from ._shared import torch_number
@@ -35,7 +34,7 @@ def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
     d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
     d2_square = d1**2 - g1 * g2
     if d2_square >= 0:
-        d2 = np.sqrt(d2_square)
+        d2 = host.sqrt(d2_square)
         if x1 <= x2:
             min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
         else:
@@ -459,12 +458,12 @@ def _follow(value, param: Tensor):
     and, if floating, in its dtype."""
     if isinstance(value, list):
         return [_follow(v, param) for v in value]
-    if isinstance(value, np.ndarray) and value.ndim:
+    if host.is_array(value) and value.ndim:
         value = Tensor(value)
     if isinstance(value, Tensor):
         if value.device != param.device or (value.dtype.is_floating_point and value.dtype is not param.dtype):
             value = value.detach().to(param.device, param.dtype if value.dtype.is_floating_point else value.dtype)
         return value
-    if isinstance(value, (np.floating, np.ndarray)):
-        return np.dtype(param.dtype.name).type(value)
+    if host.is_scalar(value):
+        return host.scalar(value, param.dtype)
     return value
