@@ -157,6 +157,29 @@ class Optimizer:
     - ``foreach``, ``fused`` and ``capturable`` are accepted where torch accepts them and
       stored in the groups; they select nothing different yet. ``differentiable=True``
       raises NotImplementedError.
+
+    Examples
+    --------
+    Every optimizer in :mod:`lucid.optim` is one. A subclass gives the base its defaults and
+    says how to start a parameter's state and how to update one parameter; the base does
+    the rest (groups, hooks, ``state_dict``, devices):
+
+    >>> import lucid
+    >>> from lucid import nn, optim
+    >>> class SignSGD(optim.Optimizer):
+    ...     def __init__(self, params, lr=0.01):
+    ...         super().__init__(params, dict(lr=lr))
+    ...     def init_state(self, param, group):
+    ...         return {"step": 0}
+    ...     def update(self, param, grad, state, group):
+    ...         state["step"] += 1
+    ...         param.sub_(grad.sign(), alpha=group["lr"])
+    >>> w = nn.Parameter(lucid.tensor([1.0, -2.0]))
+    >>> optimizer = SignSGD([w], lr=0.5)
+    >>> (w * w).sum().backward()
+    >>> optimizer.step()
+    >>> w.detach(), optimizer.state[0]
+    (tensor([ 0.5, -1.5]), {'step': 1})
     """
 
     def __init_subclass__(cls, **kwargs):
