@@ -278,6 +278,7 @@ CASES: list[OptimCase] = [
         {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True},
         {"decoupled_weight_decay": False},
     ),
+    _case("adam_tensor_lr", "Adam", {"lr": TENSOR_LR, "weight_decay": 0.1}, {"lr": 0.01}),
     _case("adam_betas_eps", "Adam", {"betas": (0.8, 0.99), "eps": 1e-6}, {"betas": (0.5, 0.9), "eps": 1e-4}),
     # AdamW: the same OptimizerInfo configs as Adam, then extra combinations.
     _case("adamw_default", "AdamW", {}, {"weight_decay": 0.1}),
@@ -287,6 +288,7 @@ CASES: list[OptimCase] = [
     _case("adamw_wd_amsgrad", "AdamW", {"weight_decay": 0.1, "amsgrad": True}, {"lr": 0.01}),
     _case("adamw_amsgrad", "AdamW", {"lr": 0.01, "amsgrad": True}, {"amsgrad": False}),
     _case("adamw_maximize", "AdamW", {"lr": 0.01, "maximize": True}, {"maximize": False}),
+    _case("adamw_tensor_lr", "AdamW", {"lr": TENSOR_LR, "weight_decay": 0.1}, {"lr": 0.01}),
     _case("adamw_wd_lr", "AdamW", {"weight_decay": 0.1, "lr": 0.01}, {"lr": 0.05}),
     # SparseAdam: OptimizerInfo's configs (default, lr, tensor lr, maximize),
     # then betas/eps. eps=1e-3 in group 1 makes its eps placement visible.

@@ -993,3 +993,24 @@ def test_mlx_step_over_no_gradients_evaluates_nothing(monkeypatch):
     monkeypatch.setattr(backend, "eval", lambda arrays: calls.append(list(arrays)))
     optim.Adam([param([1.0], "gpu")]).step()
     assert all(not c for c in calls)
+
+
+def test_refused_param_group_leaves_nothing_behind():
+    """A group the optimizer refuses (Muon's 1-D parameter) is not kept, so the next step works."""
+    matrix, vector = nn.Parameter(lucid.ones(2, 2)), nn.Parameter(lucid.ones(3))
+    optimizer = optim.Muon([matrix], lr=0.1)
+    with pytest.raises(ValueError, match="2D parameters"):
+        optimizer.add_param_group({"params": [vector]})
+    assert len(optimizer.param_groups) == 1 and len(optimizer._flat_params()) == 1
+    matrix.grad, vector.grad = lucid.ones(2, 2), lucid.ones(3)
+    optimizer.step()
+    assert 0 in optimizer.state and vector not in optimizer.state
+
+
+def test_missing_state_says_why():
+    p = nn.Parameter(lucid.zeros(2))
+    optimizer = optim.Adam([p])
+    with pytest.raises(KeyError, match="parameter 0 has no state yet"):
+        optimizer.state[0]
+    with pytest.raises(KeyError, match="this parameter has no state yet"):
+        optimizer.state[p]

@@ -36,7 +36,15 @@ class OptimizerState(MutableMapping):
         raise KeyError(key)
 
     def __getitem__(self, key) -> dict:
-        return self._by_param[id(self._param(key))]
+        param = self._param(key)
+        try:
+            return self._by_param[id(param)]
+        except KeyError:
+            which = f"parameter {key}" if isinstance(key, int) else "this parameter"
+            raise KeyError(
+                f"{which} has no state yet: it has not stepped (torch's defaultdict would return {{}} "
+                "here; lucid keeps 'no state' visible)"
+            ) from None
 
     def __setitem__(self, key, value: dict) -> None:
         if not isinstance(value, dict):

@@ -115,7 +115,8 @@ class Adam(Optimizer):
         return state
 
     def update(self, param, grad, state, group):
-        lr, (beta1, beta2), eps = scalar(group["lr"]), group["betas"], group["eps"]
+        # a Tensor lr stays one: torch computes the step size and decay factor in its dtype
+        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         state["step"] += 1
         grad = weight_decay(param, grad, lr, group["weight_decay"], group["decoupled_weight_decay"])
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
@@ -126,7 +127,7 @@ class Adam(Optimizer):
         if group["amsgrad"]:
             second_moment = state["max_exp_avg_sq"].maximum_(exp_avg_sq)
         denom = (second_moment.sqrt() / math.sqrt(bias_correction2)).add_(eps)
-        param.addcdiv_(exp_avg, denom, value=-lr / bias_correction1)
+        param.addcdiv_(exp_avg, denom, value=-scalar(lr / bias_correction1))
 
 
 class AdamW(Adam):

@@ -322,7 +322,15 @@ class Optimizer:
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
         self._flat = None
-        self._on_new_group(group)
+        try:
+            self._on_new_group(group)
+        except Exception:
+            # a group the optimizer refuses (Muon's non-2-D params) leaves nothing behind
+            self.param_groups.pop()
+            self._flat = None
+            for param in params:
+                self.state._by_param.pop(id(param), None)
+            raise
 
     def _on_new_group(self, group: dict) -> None:
         """Called once a group is added (Adagrad creates its state here, as torch does)."""
