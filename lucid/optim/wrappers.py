@@ -212,6 +212,10 @@ class GradientAccumulation(_OptimizerWrapper):
     - The partial sums have the gradients' dtype, the order of summation is the order of
       the microbatches, and :meth:`state_dict` saves them (and ``micro_step``), so training
       resumed mid-accumulation continues exactly.
+    - If the wrapped optimizer raises in the last call of an accumulation, the call changes
+      nothing: the partial sums, ``micro_step`` and the parameters' ``.grad`` are as they
+      were before it (the averaged gradients are new tensors), so calling :meth:`step`
+      again retries it.
 
     Examples
     --------
@@ -271,34 +275,49 @@ class GradientAccumulation(_OptimizerWrapper):
         """
         loss = _run_closure(closure)
         params = self._params()
-        with no_grad():
-            for param in params:
-                grad = param.grad
-                if grad is None:
-                    continue
-                total = self._sums.get(id(param))
-                if total is None:
-                    self._sums[id(param)] = grad.detach().clone()
-                else:
-                    if total.device != grad.device or total.dtype is not grad.dtype:
-                        total = self._sums[id(param)] = total.to(grad.device, grad.dtype)
-                    total.add_(grad)
-                param.grad = None
-        self.micro_step += 1
-        if self.micro_step < self.steps:
+        if self.micro_step + 1 < self.steps:
+            with no_grad():
+                for param in params:
+                    grad = param.grad
+                    if grad is None:
+                        continue
+                    total = self._sums.get(id(param))
+                    if total is None:
+                        self._sums[id(param)] = grad.detach().clone()
+                    else:
+                        if total.device != grad.device or total.dtype is not grad.dtype:
+                            total = self._sums[id(param)] = total.to(grad.device, grad.dtype)
+                        total.add_(grad)
+                    param.grad = None
+            self.micro_step += 1
             self.stepped = False
             _evaluate(self._sums.values())  # keep MLX's lazy graph one microbatch deep
             return loss
+        # the last microbatch: the step's gradients are new tensors, so that if the wrapped
+        # optimizer raises, the partial sums, micro_step and .grad are as before this call
+        grads = [param.grad for param in params]
         with no_grad():
-            for param in params:
+            for param, grad in zip(params, grads):
                 total = self._sums.get(id(param))
-                if total is not None:
-                    if self.average and self.steps != 1:
-                        total.div_(self.steps)
-                    param.grad = total
+                if grad is not None:
+                    if total is None:
+                        total = grad.detach().clone()
+                    else:
+                        if total.device != grad.device or total.dtype is not grad.dtype:
+                            total = total.to(grad.device, grad.dtype)
+                        total = total + grad
+                if total is not None and self.average and self.steps != 1:
+                    total = total / self.steps
+                param.grad = total
+        try:
+            self.optimizer.step()
+        except BaseException:
+            for param, grad in zip(params, grads):
+                param.grad = grad
+            self.stepped = False
+            raise
         self._sums = {}
         self.micro_step = 0
-        self.optimizer.step()
         self.stepped = getattr(self.optimizer, "stepped", True)  # a wrapped SkipNonFinite may skip
         for param in params:
             param.grad = None
