@@ -25,6 +25,24 @@ STATEFUL = [
     ("SparseAdam", {"lr": 0.05}),
 ]
 STATEFUL_IDS = [name for name, _ in STATEFUL]
+# every optimizer of lucid.optim, with options that make it keep (and use) all its state
+ALL_OPTIMIZERS = STATEFUL + [
+    ("Adadelta", {"lr": 0.5, "weight_decay": 0.01}),
+    ("Adagrad", {"lr": 0.1, "lr_decay": 0.01}),
+    ("Adamax", {"lr": 0.05}),
+    ("ASGD", {"lr": 0.05, "t0": 2}),
+    ("NAdam", {"lr": 0.05}),
+    ("RAdam", {"lr": 0.05}),
+    ("RMSprop", {"lr": 0.01, "momentum": 0.5, "centered": True}),
+    ("Rprop", {"lr": 0.05}),
+    ("Adafactor", {"lr": 0.05}),
+    ("Muon", {"lr": 0.02}),
+    ("Lion", {"lr": 0.01}),
+    ("LBFGS", {"lr": 0.5, "max_iter": 3, "history_size": 2}),
+]
+ALL_IDS = [name for name, _ in ALL_OPTIMIZERS]
+# state torch keeps in float32 whatever the parameter's dtype (ASGD's, NAdam's)
+FLOAT32_STATE = {"eta", "mu", "mu_product"}
 
 
 def _torch():
@@ -173,32 +191,54 @@ def make_net(device, dtype=lucid.float32):
     return net
 
 
+def _host_value(value):
+    if isinstance(value, lucid.Tensor):
+        return host(value)
+    if isinstance(value, list):
+        return [_host_value(v) for v in value]
+    return value
+
+
 def record(opt, params):
-    """Host copies of every parameter and every state value."""
+    """Host copies of every parameter and every state value (in LBFGS's lists too)."""
     return ([host(p) for p in params],
-            [{k: (host(v) if isinstance(v, lucid.Tensor) else v) for k, v in (opt.state.for_param(p) or {}).items()}
-             for p in params])
+            [{k: _host_value(v) for k, v in (opt.state.for_param(p) or {}).items()} for p in params])
+
+
+def _assert_values_equal(x, y, key):
+    if isinstance(x, list):
+        assert isinstance(y, list) and len(x) == len(y), key
+        for a, b in zip(x, y):
+            _assert_values_equal(a, b, key)
+    elif isinstance(x, np.ndarray):
+        assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True), key
+    else:
+        assert type(x) is type(y) and (x == y or (x != x and y != y)), key
 
 
 def assert_records_equal(a, b):
     (pa, sa), (pb, sb) = a, b
     for x, y in zip(pa, pb):
-        assert x.dtype == y.dtype and np.array_equal(x, y)
+        assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True)
     for x, y in zip(sa, sb):
         assert x.keys() == y.keys()
         for k in x:
-            if isinstance(x[k], np.ndarray):
-                assert x[k].dtype == y[k].dtype and np.array_equal(x[k], y[k]), k
-            else:
-                assert x[k] == y[k], k
+            _assert_values_equal(x[k], y[k], k)
+
+
+def _convert_by_hand(value, key, p):
+    if isinstance(value, list):
+        return [_convert_by_hand(v, key, p) for v in value]
+    if isinstance(value, lucid.Tensor):
+        return value.detach().to(p.device, lucid.float32 if key in FLOAT32_STATE else p.dtype)
+    return value
 
 
 def convert_state_by_hand(opt, params):
     for p in params:
         state = opt.state.for_param(p) or {}
         for key, value in list(state.items()):
-            if isinstance(value, lucid.Tensor):
-                state[key] = value.detach().to(p.device, p.dtype)
+            state[key] = _convert_by_hand(value, key, p)
 
 
 CONVERSIONS = {
@@ -212,25 +252,52 @@ CONVERSIONS = {
 }
 
 
+def _closure(opt, params, step):
+    """LBFGS's closure: a loss whose gradient depends on the step and the parameters."""
+    def closure():
+        opt.zero_grad()
+        loss = None
+        for i, p in enumerate(params):
+            term = ((p * 3.0 + (0.7 * step + i)).tanh() * 0.25 + p * p * (0.1 * (i + 1))).sum()
+            loss = term if loss is None else loss + term
+        loss.backward()
+        return loss
+    return closure
+
+
+def _step(opt, name, params, step):
+    if name == "LBFGS":
+        opt.step(_closure(opt, params, step))
+    else:
+        set_grads(params, step)
+        opt.step()
+
+
 def run_with_conversion(name, kwargs, conversion, by_hand, before=3, after=4):
     convert, device, dtype = CONVERSIONS[conversion]
     net = make_net(device, dtype)
     params = list(net.parameters())
+    if name == "Muon":  # Muon takes the 2-D parameters only
+        params = [p for p in params if p.ndim == 2]
     opt = getattr(optim, name)(params, **kwargs)
     trajectory = []
     for step in range(1, before + 1):
-        set_grads(params, step)
-        opt.step()
+        _step(opt, name, params, step)
     opt.zero_grad()
     convert(net)
-    assert all(p is q for p, q in zip(params, net.parameters()))
+    assert all(p is q for p, q in zip(params, [q for q in net.parameters() if q.ndim == 2 or name != "Muon"]))
     if by_hand:
         convert_state_by_hand(opt, params)
     for step in range(before + 1, before + after + 1):
-        set_grads(params, step)
-        opt.step()
+        _step(opt, name, params, step)
         trajectory.append(record(opt, params))
     return opt, params, trajectory
+
+
+def _tensors(value):
+    if isinstance(value, list):
+        return [t for v in value for t in _tensors(v)]
+    return [value] if isinstance(value, lucid.Tensor) else []
 
 
 def _needs_devices(conversion):
@@ -239,19 +306,26 @@ def _needs_devices(conversion):
             pytest.skip("needs the gpu (MLX) device")
 
 
-@pytest.mark.parametrize("name,kwargs", STATEFUL, ids=STATEFUL_IDS)
+@pytest.mark.parametrize("name,kwargs", ALL_OPTIMIZERS, ids=ALL_IDS)
 @pytest.mark.parametrize("conversion", list(CONVERSIONS))
 def test_state_follows_its_parameter_as_if_converted_by_hand(name, kwargs, conversion):
+    """For every optimizer (LBFGS with its closure, its state on the first parameter)."""
     _needs_devices(conversion)
     opt, params, auto = run_with_conversion(name, kwargs, conversion, by_hand=False)
     _, _, hand = run_with_conversion(name, kwargs, conversion, by_hand=True)
     for a, b in zip(auto, hand):
         assert_records_equal(a, b)
-    for p in params:
+    stateful = params[:1] if name == "LBFGS" else params
+    for p in stateful:
+        assert opt.state[p], name
         for key, value in opt.state[p].items():
-            if isinstance(value, lucid.Tensor):
-                assert (value.device, value.dtype) == (p.device, p.dtype), key
-            elif key == "step":
+            for tensor in _tensors(value):
+                expected = lucid.float32 if key in FLOAT32_STATE or not tensor.dtype.is_floating_point else p.dtype
+                if tensor.dtype.is_floating_point or key in FLOAT32_STATE:
+                    assert (tensor.device, tensor.dtype) == (p.device, expected), key
+                else:
+                    assert tensor.device == p.device, key
+            if key == "step":
                 assert type(value) is int and value == 7
 
 
