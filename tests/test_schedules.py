@@ -35,20 +35,76 @@ EVERY_KIND = [
 ]
 
 
-# --- closed forms --------------------------------------------------------------------------------
-@pytest.mark.parametrize("t", [0, 1, 3, 5, 8, 100])
-def test_closed_forms(t):
-    assert constant(0.1).value(t) == 0.1
-    assert linear(1.0, 0.2, 5).value(t) == 1.0 + (0.2 - 1.0) * min(t, 5) / 5
-    assert cosine(2.0, 5, 0.5).value(t) == 0.5 + (2.0 - 0.5) * (1 + math.cos(math.pi * min(t, 5) / 5)) / 2
-    assert exponential(2.0, 0.9).value(t) == 2.0 * 0.9**t
-    assert step(2.0, 3, 0.5).value(t) == 2.0 * 0.5 ** (t // 3)
-    assert piecewise([3.0, 2.0, 1.0], [2, 5]).value(t) == [3.0, 3.0, 2.0, 2.0, 2.0, 1.0][min(t, 5)]
+# --- closed forms ----------------------------------------------------------------------------------
+SQRT5 = math.sqrt(5.0)
+# values worked out by hand (cos(pi/5) = (1 + sqrt 5) / 4, cos(2 pi/5) = (sqrt 5 - 1) / 4), not
+# with the implementation's formulas
+HAND_VALUES = [
+    (constant(0.1), {0: 0.1, 7: 0.1, 10**6: 0.1}),
+    (linear(1.0, 0.2, 5), {0: 1.0, 1: 0.84, 3: 0.52, 4: 0.36, 5: 0.2, 100: 0.2}),
+    (linear(0.0, 1.0, 4), {0: 0.0, 1: 0.25, 2: 0.5, 4: 1.0, 9: 1.0}),
+    (cosine(2.0, 5, 0.5), {0: 2.0, 1: 0.5 + 0.75 * (1 + (1 + SQRT5) / 4), 2: 0.5 + 0.75 * (1 + (SQRT5 - 1) / 4),
+                           3: 0.5 + 0.75 * (1 - (SQRT5 - 1) / 4), 4: 0.5 + 0.75 * (1 - (1 + SQRT5) / 4),
+                           5: 0.5, 100: 0.5}),
+    (cosine(1.0, 4), {2: 0.5, 1: (2 + math.sqrt(2.0)) / 4, 3: (2 - math.sqrt(2.0)) / 4}),
+    (exponential(2.0, 0.9), {0: 2.0, 1: 1.8, 2: 1.62, 3: 1.458, 10: 2.0 * 0.3486784401}),
+    (step(2.0, 3, 0.5), {0: 2.0, 2: 2.0, 3: 1.0, 5: 1.0, 6: 0.5, 8: 0.5, 9: 0.25, 100: 2.0 / 2**33}),
+    (piecewise([3.0, 2.0, 1.0], [2, 5]), {0: 3.0, 1: 3.0, 2: 2.0, 4: 2.0, 5: 1.0, 100: 1.0}),
+    (warmup(4, 2.0), {0: 0.0, 1: 0.5, 3: 1.5, 4: 2.0, 50: 2.0}),
+    (warmup(2, cosine(1.0, 4)), {0: 0.0, 1: 0.5, 2: 1.0, 4: 0.5, 6: 0.0, 9: 0.0}),
+    (join([linear(0.0, 1.0, 4), 1.0, cosine(1.0, 8)], [4, 6]), {2: 0.5, 4: 1.0, 5: 1.0, 6: 1.0, 10: 0.5, 20: 0.0}),
+]
+
+
+@pytest.mark.parametrize("schedule,values", HAND_VALUES, ids=[repr(s)[:40] for s, _ in HAND_VALUES])
+def test_closed_forms_at_hand_computed_steps(schedule, values):
+    got = [schedule.value(t) for t in values]
+    close(got, list(values.values()), "float64", table=SCHEDULER)
+
+
+def _torch_lrs(lr, make_scheduler, steps):
+    """The lr torch's scheduler object gives at steps 0..steps-1 (its recursive form, live)."""
+    param = torch.nn.Parameter(torch.zeros(1, dtype=torch.float64))
+    opt = torch.optim.SGD([param], lr=lr)
+    scheduler, lrs = make_scheduler(opt), []
+    for _ in range(steps):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        scheduler.step()
+    return lrs
+
+
+TORCH_EQUIVALENTS = {
+    "linear": (linear(1.0, 0.2, 5), 1.0, lambda o: torch.optim.lr_scheduler.LinearLR(o, 1.0, 0.2, 5), 12),
+    "linear_up": (linear(0.5, 2.0, 4), 2.0, lambda o: torch.optim.lr_scheduler.LinearLR(o, 0.25, 1.0, 4), 9),
+    "cosine": (cosine(2.0, 5, 0.5), 2.0, lambda o: torch.optim.lr_scheduler.CosineAnnealingLR(o, 5, 0.5), 6),
+    "cosine_long": (cosine(3e-4, 40), 3e-4, lambda o: torch.optim.lr_scheduler.CosineAnnealingLR(o, 40), 41),
+    "exponential": (exponential(2.0, 0.9), 2.0, lambda o: torch.optim.lr_scheduler.ExponentialLR(o, 0.9), 30),
+    "step": (step(2.0, 3, 0.5), 2.0, lambda o: torch.optim.lr_scheduler.StepLR(o, 3, 0.5), 20),
+    "piecewise": (piecewise([3.0, 0.3, 0.03], [2, 5]), 3.0,
+                  lambda o: torch.optim.lr_scheduler.MultiStepLR(o, [2, 5], 0.1), 10),
+    "constant": (constant(0.1), 0.1, lambda o: torch.optim.lr_scheduler.ConstantLR(o, 1.0, 0), 5),
+    "warmup_linear": (warmup(3, linear(0.6, 0.2, 4)), 0.6,
+                      lambda o: torch.optim.lr_scheduler.SequentialLR(
+                          o, [torch.optim.lr_scheduler.LambdaLR(o, lambda t: t / 3),
+                              torch.optim.lr_scheduler.LinearLR(o, 1.0, 1 / 3, 4)], [3]), 10),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("kind", list(TORCH_EQUIVALENTS))
+def test_schedules_equal_torchs_scheduler_objects(kind):
+    """Each schedule against the torch scheduler that computes it, run live (cosine only up
+    to ``steps``: torch's cosine rises again after T_max, lucid's stays at ``end``)."""
+    schedule, lr, make, steps = TORCH_EQUIVALENTS[kind]
+    expected = _torch_lrs(lr, make, steps)
+    close([schedule.value(t) for t in range(steps)], expected, "float64", table=SCHEDULER)
 
 
 def test_cosine_stays_at_end_after_steps():
     schedule = cosine(1.0, 4, end=0.1)
-    assert schedule.value(0) == 1.0 and schedule.value(4) == pytest.approx(0.1, abs=1e-16)
+    assert schedule.value(0) == 1.0
+    close(schedule.value(4), 0.1, "float64", table=SCHEDULER)
     assert [schedule.value(t) for t in (5, 8, 1000)] == [schedule.value(4)] * 3
 
 
@@ -59,8 +115,8 @@ def test_seed_warmup_cosine_numbers():
     assert schedule.value(50) == 1.5e-4
     assert schedule.value(99) == 3e-4 * 99 / 100
     assert schedule.value(100) == 3e-4
-    assert schedule.value(100 + 5000) == pytest.approx(1.5e-4, rel=1e-12)
-    assert schedule.value(100 + 2500) == pytest.approx(3e-4 * (1 + math.cos(math.pi / 4)) / 2, rel=1e-12)
+    close(schedule.value(100 + 5000), 1.5e-4, "float64", table=SCHEDULER)
+    close(schedule.value(100 + 2500), 3e-4 * (1 + math.sqrt(0.5)) / 2, "float64", table=SCHEDULER)
     assert schedule.value(10100) == 0.0 and schedule.value(50000) == 0.0
     for t in range(100, 10101, 997):
         assert schedule.value(t) == cosine(3e-4, 10000).value(t - 100)
@@ -109,7 +165,7 @@ def test_group_lr_is_the_next_updates_value_and_count_is_kept():
     lrs = _train(opt, [w], 7)
     assert lrs == [schedule.value(t) for t in range(7)]
     assert group["lr_schedule_step"] == 7 and group["lr"] == schedule.value(7)
-    assert w.tolist() == pytest.approx([-sum(lrs)] * 2, rel=1e-15)
+    close(w.tolist(), [-sum(lrs)] * 2, "float64", table=SCHEDULER)
 
 
 @needs_torch

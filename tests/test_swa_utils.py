@@ -52,7 +52,7 @@ def test_default_average_is_exact_and_swa_multi_keeps_torchs_float32_weight():
     multi = run_lucid_average(next(c for c in AVERAGE_CASES if c.name == "avg_swa_multi_float64"))
     torch_multi = load_golden("avg_swa_multi_float64")
     states = [w for w, _, _ in swa_utils_states()]
-    np.testing.assert_allclose(exact["weight4"], np.mean(states, axis=0), rtol=1e-14)
+    close(exact["weight4"], np.mean(states, axis=0), "float64")
     # torch's 1/(n+1) is a float32 number: the average is off by ~1e-8, in torch and in lucid
     assert 1e-10 < np.max(np.abs(torch_multi["weight4"] - exact["weight4"])) < 1e-6
     close(multi["weight4"], torch_multi["weight4"], "float64")
@@ -115,7 +115,8 @@ def test_device_argument_moves_the_copy():
     assert model.weight.device == "cpu"
     swa.update_parameters(model)
     swa.update_parameters(model)
-    np.testing.assert_allclose(np.asarray(swa.module.weight.detach()), np.asarray(model.weight.detach()))
+    # the average of two copies of the same weights is those weights, bit for bit
+    np.testing.assert_array_equal(np.asarray(swa.module.weight.detach()), np.asarray(model.weight.detach()))
 
 
 def test_ema_with_avg_fn_and_multi_avg_fn_agree():
@@ -181,7 +182,7 @@ def test_swalr_sequence_from_the_notes():
         opt.step()
         scheduler.step()
         lrs.append(opt.param_groups[0]["lr"])
-    np.testing.assert_allclose(lrs, [1.0, 0.775, 0.325, 0.1, 0.1], rtol=1e-12)
+    close(lrs, [1.0, 0.775, 0.325, 0.1, 0.1], "float64", table=SCHEDULER)
     assert opt.param_groups[0]["swa_lr"] == 0.1 and scheduler.get_last_lr() == [lrs[-1]]
     assert isinstance(scheduler, optim.lr_scheduler.LRScheduler)
 
