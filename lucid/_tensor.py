@@ -734,7 +734,13 @@ def _rebuild_tensor(array, device, dtype, requires_grad) -> Tensor:
     return Tensor(array, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def _parse_to_args(tensor, args, kwargs):
+def parse_to(args, kwargs, is_device=lambda arg: isinstance(arg, str)):
+    """The arguments of a ``to()`` (``Tensor.to``, ``Module.to``) as ``(device, dtype)``, None where unnamed.
+
+    By position: devices (what ``is_device`` accepts: names, by default), dtypes, and Tensors
+    (for their device and dtype); by keyword: ``device``, ``dtype`` and ``non_blocking``
+    (ignored). A later argument overrides an earlier one.
+    """
     device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
     kwargs.pop("non_blocking", None)
     if kwargs:
@@ -744,12 +750,17 @@ def _parse_to_args(tensor, args, kwargs):
             device, dtype = arg.device, arg.dtype
         elif isinstance(arg, _dtype.dtype):
             dtype = arg
-        elif isinstance(arg, str):
+        elif is_device(arg):
             device = arg
         else:
             raise TypeError(f"to() expected a device, a dtype or a Tensor, got {arg!r}")
-    device = tensor.device if device is None else _backend.canonical_device(device)
-    return device, (tensor.dtype if dtype is None else _check_dtype(dtype))
+    return (None if device is None else _backend.canonical_device(device)), dtype
+
+
+def _parse_to_args(tensor, args, kwargs):
+    """``Tensor.to``'s arguments as ``(device, dtype)``, ``tensor``'s own where unnamed."""
+    device, dtype = parse_to(args, kwargs)
+    return (tensor.device if device is None else device), (tensor.dtype if dtype is None else _check_dtype(dtype))
 
 
 def _convert(tensor, device, dtype):

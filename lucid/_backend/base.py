@@ -23,6 +23,15 @@ class Backend:
     # whether reshape, transpose and basic indexing give arrays that share memory with their
     # source (NumPy); if not (MLX), lucid's views write back to their base themselves
     views_share_memory: bool = True
+    library: str = ""  # the array library's name, for messages
+    # lucid's dtypes as the library's, and back (a backend sets the first; the base derives the second)
+    to_native: dict = {}
+    from_native: dict = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "to_native" in cls.__dict__:
+            cls.from_native = {native: dtype for dtype, native in cls.to_native.items()}
 
     # --- arrays and dtypes -------------------------------------------------------------
     def owns(self, array) -> bool:
@@ -30,10 +39,15 @@ class Backend:
         raise NotImplementedError
 
     def native_dtype(self, dtype: _dtype.dtype):
-        raise NotImplementedError
+        """The library's dtype for the lucid ``dtype``."""
+        return self.to_native[dtype]
 
     def dtype_of(self, array) -> _dtype.dtype:
-        raise NotImplementedError
+        """The lucid dtype of the native ``array``; TypeError for a dtype lucid does not have."""
+        try:
+            return self.from_native[array.dtype]
+        except KeyError:
+            raise TypeError(f"lucid has no dtype for {self.library}'s {array.dtype}") from None
 
     def asarray(self, data, dtype: _dtype.dtype):
         """A native array of ``dtype`` holding ``data`` (host data or another backend's array)."""

@@ -29,25 +29,17 @@ _TO_NATIVE = {
     _dtype.float32: mx.float32,
     _dtype.float64: mx.float64,
 }
-_FROM_NATIVE = {v: k for k, v in _TO_NATIVE.items()}
 
 
 class MlxBackend(Backend):
     device = "gpu"
     xp = mx
     views_share_memory = False
+    library = "MLX"
+    to_native = _TO_NATIVE
 
     def owns(self, array) -> bool:
         return isinstance(array, mx.array)
-
-    def native_dtype(self, dtype):
-        return _TO_NATIVE[dtype]
-
-    def dtype_of(self, array):
-        try:
-            return _FROM_NATIVE[array.dtype]
-        except KeyError:
-            raise TypeError(f"lucid has no dtype for MLX's {array.dtype}") from None
 
     def asarray(self, data, dtype):
         if isinstance(data, mx.array):

@@ -15,24 +15,16 @@ _TO_NATIVE = {
     _dtype.float32: np.dtype(np.float32),
     _dtype.float64: np.dtype(np.float64),
 }
-_FROM_NATIVE = {v: k for k, v in _TO_NATIVE.items()}
 
 
 class NumpyBackend(Backend):
     device = "cpu"
     xp = np
+    library = "NumPy"
+    to_native = _TO_NATIVE
 
     def owns(self, array) -> bool:
         return isinstance(array, (np.ndarray, np.generic))
-
-    def native_dtype(self, dtype):
-        return _TO_NATIVE[dtype]
-
-    def dtype_of(self, array):
-        try:
-            return _FROM_NATIVE[array.dtype]
-        except KeyError:
-            raise TypeError(f"lucid has no dtype for NumPy's {array.dtype}") from None
 
     def asarray(self, data, dtype):
         if not isinstance(data, np.ndarray) and type(data).__module__.startswith("mlx"):

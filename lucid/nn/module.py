@@ -16,9 +16,9 @@ import itertools
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
-from .. import _backend, _dtype
+from .. import _dtype
 from .._autograd import no_grad
-from .._tensor import Tensor
+from .._tensor import Tensor, parse_to
 from .parameter import Parameter
 
 __all__ = ["Module"]
@@ -51,24 +51,11 @@ def _addindent(text: str, spaces: int) -> str:
 
 
 def _parse_to(args, kwargs):
-    """``Module.to``'s arguments as ``(device or None, dtype or None)``."""
-    device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
-    kwargs.pop("non_blocking", None)
-    if kwargs:
-        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    """``Module.to``'s arguments as ``(device or None, dtype or None)``; devices may be objects
+    with a ``type`` (torch.device)."""
     if len(args) > 2:
         raise TypeError(f"to() takes at most 2 positional arguments ({len(args)} given)")
-    for arg in args:
-        if isinstance(arg, Tensor):
-            device, dtype = arg.device, arg.dtype
-        elif isinstance(arg, _dtype.dtype):
-            dtype = arg
-        elif isinstance(arg, str) or hasattr(arg, "type"):
-            device = arg
-        else:
-            raise TypeError(f"to() expected a device, a dtype or a Tensor, got {arg!r}")
-    if device is not None:
-        device = _backend.canonical_device(device)
+    device, dtype = parse_to(args, kwargs, is_device=lambda arg: isinstance(arg, str) or hasattr(arg, "type"))
     if dtype is not None and not dtype.is_floating_point:
         raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}")
     return device, dtype
