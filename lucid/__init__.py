@@ -22,6 +22,7 @@ from ._ops.elementwise import abs, clamp, exp, isfinite, log, matmul, relu, sigm
 from ._ops.reduction import all, any, log_softmax, max, mean, min, sum
 from ._ops.shape import cat, flatten, permute, reshape, squeeze, stack, transpose, unsqueeze
 from ._tensor import Tensor
+from ._sparse import SparseTensor, sparse_coo_tensor
 
 from . import nn, optim  # noqa: E402 - after the core they build on, as torch.nn and torch.optim
 
@@ -50,4 +51,5 @@ __all__ = [
     "abs", "clamp", "clip", "exp", "isfinite", "log", "matmul", "relu", "sigmoid", "sqrt", "tanh", "where",
     "all", "any", "log_softmax", "max", "mean", "min", "sum",
     "cat", "flatten", "permute", "reshape", "squeeze", "stack", "transpose", "unsqueeze",
+    "SparseTensor", "sparse_coo_tensor",
 ]

@@ -205,6 +205,10 @@ def run_backward(root, grad, retain_graph: bool) -> None:
             _accumulate(tensor, grad, shared=holders[id(grad)] > 0 or node is not None)
         if node is None:
             continue
+        if getattr(grad, "is_sparse", False):
+            # a sparse gradient reaching an op (F.embedding of ``weight * 2``): the ops' backward
+            # functions take dense arrays, so it goes on dense (torch keeps it sparse further)
+            grad = grad.to_dense()._data
         if node.backward is None:
             raise RuntimeError(
                 "Trying to backward through the graph a second time (or directly access saved "
@@ -227,19 +231,59 @@ def run_backward(root, grad, retain_graph: bool) -> None:
             if parent_grad is None or not parent.requires_grad:
                 continue
             backend = parent._backend
-            parent_grad = _unbroadcast(backend, parent_grad, parent.shape, parent.dtype)
+            sparse = getattr(parent_grad, "is_sparse", False)
+            if not sparse:
+                parent_grad = _unbroadcast(backend, parent_grad, parent.shape, parent.dtype)
             key = id(parent)
             if key in pending:
                 holders[id(pending[key])] -= 1
-                parent_grad = backend.add(pending[key], parent_grad)  # a new array: no aliasing
+                if sparse or getattr(pending[key], "is_sparse", False):
+                    parent_grad = _add_sparse(backend, pending[key], parent_grad)
+                else:
+                    parent_grad = backend.add(pending[key], parent_grad)  # a new array: no aliasing
             pending[key] = parent_grad
             holders[id(parent_grad)] = holders.get(id(parent_grad), 0) + 1
+
+
+def _add_sparse(backend, a, b):
+    """``a + b`` where one or both are row-sparse: sparse + sparse concatenates the rows (no
+    coalescing, no table-sized array); with a dense array the sum is a new dense array."""
+    if getattr(a, "is_sparse", False) and getattr(b, "is_sparse", False):
+        return a.add(b)
+    from ._sparse import add_to_dense
+
+    sparse, dense = (a, b) if getattr(a, "is_sparse", False) else (b, a)
+    return add_to_dense(dense, sparse, backend, owned=False)
+
+
+def _accumulate_sparse(tensor, grad) -> None:
+    """Accumulate a row-sparse ``grad`` into ``tensor.grad`` as torch does: a sparse gradient
+    grows by concatenation (coalesced lazily, by whoever reads it); a dense one gets the rows
+    added in place."""
+    from ._sparse import add_to_dense
+
+    held = tensor.grad
+    if held is None:
+        tensor._grad = grad  # a gradient's sparse tensor is built for its leaf alone
+    elif held.is_sparse:
+        tensor._grad = held.add(grad)
+    else:
+        backend = tensor._backend
+        held._data = add_to_dense(held._data, grad, backend, owned=backend.is_exclusive(held._data))
+        held._version += 1
 
 
 def _accumulate(tensor, grad, shared: bool) -> None:
     from ._tensor import Tensor
 
     backend = tensor._backend
+    if getattr(grad, "is_sparse", False):
+        _accumulate_sparse(tensor, grad)
+        return
+    if tensor.grad is not None and tensor.grad.is_sparse:
+        # a dense gradient onto a sparse one: the sum is dense, a new array
+        tensor._grad = Tensor._make(_add_sparse(backend, grad, tensor.grad), backend)
+        return
     if tensor.grad is None:
         if shared or not backend.is_exclusive(grad):
             grad = backend.copy(grad)

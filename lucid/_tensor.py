@@ -60,6 +60,8 @@ class Tensor:
     ((2, 2), lucid.float32, 'cpu')
     """
 
+    is_sparse = False  # dense; lucid.SparseTensor is the row-sparse kind (gradients of Embedding(sparse=True))
+
     __slots__ = ("_box", "_backend", "_requires_grad", "_grad", "_node", "_versions",
                  "_retains_grad", "_base", "_as_view", "_write_back", "_seen", "__weakref__")
     __array_priority__ = 1000  # NumPy defers to our reflected operators
@@ -231,7 +233,9 @@ class Tensor:
     @grad.setter
     def grad(self, value) -> None:
         if value is not None:
-            if not isinstance(value, Tensor):
+            from ._sparse import SparseTensor
+
+            if not isinstance(value, (Tensor, SparseTensor)):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
             if value.device != self.device:
                 raise RuntimeError(

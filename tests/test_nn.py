@@ -574,11 +574,14 @@ def test_embedding_padding_row_gets_no_gradient_and_stays(device):
     assert host(emb.weight[1]).tolist() == [0.0, 0.0, 0.0]
 
 
-def test_embedding_sparse_is_refused_with_the_reason():
-    with pytest.raises(NotImplementedError, match="sparse gradients"):
-        nn.Embedding(4, 2, sparse=True)
-    with pytest.raises(NotImplementedError, match="sparse gradients"):
-        nn.Embedding.from_pretrained(lucid.zeros(4, 2), sparse=True)
+def test_embedding_sparse_gives_a_sparse_gradient():
+    emb = nn.Embedding(4, 2, sparse=True)
+    assert "sparse=True" in repr(emb)
+    emb(lucid.tensor([3, 1, 3])).sum().backward()
+    assert emb.weight.grad.is_sparse and emb.weight.grad.indices().tolist() == [[3, 1, 3]]
+    frozen = nn.Embedding.from_pretrained(lucid.zeros(4, 2), freeze=False, sparse=True)
+    frozen(lucid.tensor([0])).sum().backward()
+    assert frozen.weight.grad.is_sparse
 
 
 def test_embedding_from_pretrained():

@@ -239,9 +239,10 @@ def test_embedding_rejects_bad_weights_and_devices():
             F.embedding(lucid.tensor([0], device="gpu"), lucid.randn(5, 2))
 
 
-def test_embedding_sparse_is_not_silently_dense():
-    with pytest.raises(NotImplementedError, match="sparse gradients"):
-        F.embedding(lucid.tensor([0]), lucid.randn(3, 2, requires_grad=True), sparse=True)
+def test_embedding_sparse_gives_the_weight_a_sparse_gradient():
+    weight = lucid.randn(3, 2, requires_grad=True)
+    F.embedding(lucid.tensor([0]), weight, sparse=True).sum().backward()
+    assert weight.grad.is_sparse and weight.grad.to_dense().tolist() == [[1.0, 1.0], [0.0, 0.0], [0.0, 0.0]]
 
 
 @pytest.mark.parametrize("index_dtype", [lucid.int32, lucid.int64])

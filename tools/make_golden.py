@@ -5,6 +5,7 @@ Usage, from the repository root::
     python tools/make_golden.py           # write tests/golden/optim/*.npz + MANIFEST.json
     python tools/make_golden.py --check   # recompute in memory, exit 1 if anything differs
     python tools/make_golden.py --grad-tools [--check]   # only tests/golden/grad_tools/
+    python tools/make_golden.py --sparse [--check]       # only tests/golden/sparse/
 
 Each case of ``tests/optim_cases.py`` is run through ``torch.optim`` once per
 dtype (float64 and float32) and stored as ``{case}.{dtype}.npz``; each case of
@@ -157,15 +158,62 @@ def grad_tools_golden(check: bool = False) -> int:
     return 0
 
 
+def sparse_golden(check: bool = False) -> int:
+    """Write (or check) ``tests/golden/sparse/``: SparseAdam, SGD and Adagrad on sparse gradients.
+
+    One ``{case}.{dtype}.npz`` per case of ``tests/sparse_cases.py`` and dtype, and a
+    ``MANIFEST.json``; no other golden file is touched. Returns the process exit code.
+    """
+    import sparse_cases
+
+    import torch
+
+    cases = sparse_cases.CASES
+    fresh = {sparse_cases.golden_path(c, d): sparse_cases.run_torch_sparse(c, dt)
+             for c in cases for d, dt in sparse_cases.DTYPES.items()}
+    meta = {
+        "generator": "tools/make_golden.py --sparse",
+        "torch": torch_version(),
+        "numpy": np.__version__,
+        "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "python": platform.python_version(),
+        "cases": [c.name for c in cases],
+    }
+    directory = sparse_cases.GOLDEN_DIR
+    manifest_path = directory / "MANIFEST.json"
+    stale = sorted(set(directory.glob("*.npz")) - set(fresh)) if directory.exists() else []
+    if check:
+        problems = [msg for path, arrays in fresh.items() for msg in diff_arrays(path, arrays)]
+        problems += [f"{p.name}: not produced by any case" for p in stale]
+        if not manifest_path.exists() or json.loads(manifest_path.read_text()).get("cases") != meta["cases"]:
+            problems.append("sparse/MANIFEST.json: missing or a different case list")
+        for msg in problems:
+            print(msg)
+        print(f"{'FAILED' if problems else 'ok'}: checked {len(fresh)} sparse golden files")
+        return 1 if problems else 0
+    directory.mkdir(parents=True, exist_ok=True)
+    for path in stale:
+        path.unlink()
+    for path, arrays in fresh.items():
+        path.write_bytes(npz_bytes(arrays))
+    manifest_path.write_bytes(manifest_bytes(meta))
+    print(f"wrote {len(fresh)} sparse golden files to {directory}")
+    return 0
+
+
 def main(argv=None) -> int:
     """Command line entry point; returns the process exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="verify the stored files instead of writing them")
     parser.add_argument("--grad-tools", action="store_true",
                         help="only the clipping/SWA/SWALR files of tests/golden/grad_tools/")
+    parser.add_argument("--sparse", action="store_true",
+                        help="only the sparse-gradient files of tests/golden/sparse/")
     args = parser.parse_args(argv)
     if args.grad_tools:
         return grad_tools_golden(check=args.check)
+    if args.sparse:
+        return sparse_golden(check=args.check)
 
     t0 = time.perf_counter()
     fresh = generate()

@@ -227,6 +227,30 @@ class Backend:
         """``a`` with ``a[index] = values``: written in place where the backend can, else a new array."""
         raise NotImplementedError
 
+    # --- row-sparse gradients -------------------------------------------------------------
+    def coalesce_rows(self, indices, values):
+        """Sum the rows of ``values`` that share an index: ``(rows, sums)``, ``rows`` ascending.
+
+        ``indices`` is a 1-D int64 array, ``values`` has one row (a slice along dim 0) per
+        index. A sort and a segment sum, no loop per index. The order in which duplicates
+        are added is the backend's (NumPy's ``reduceat`` sums long segments pairwise);
+        torch adds them one by one in the order of its unstable sort, so sums of three or
+        more rows may differ from torch's in the last bits.
+        """
+        raise NotImplementedError
+
+    def index_add_rows(self, a, rows, values, unique: bool = False):
+        """``a`` with ``values[k]`` added to row ``rows[k]`` for every k, one after the other
+        (duplicates accumulate, in order); written in place where the backend can.
+        ``unique`` promises no duplicate rows (a faster path)."""
+        raise NotImplementedError
+
+    def nonzero_rows(self, a) -> np.ndarray:
+        """The indices of the rows (slices along dim 0) of ``a`` holding a nonzero value, as int64."""
+        n = self.shape(a)[0]
+        mask = self.any(self.compare("not_equal", self.reshape(a, (n, -1)), 0), axis=1)
+        return self.nonzero(mask)
+
     def nonzero(self, a) -> np.ndarray:
         """The indices of the nonzero elements of the 1-D ``a``, as int64 (a host sync on lazy backends)."""
         return np.flatnonzero(self.to_numpy(a)).astype(np.int64)

@@ -116,6 +116,27 @@ class MlxBackend(Backend):
         out[index] = values
         return out
 
+    def coalesce_rows(self, indices, values):
+        count = indices.shape[0]
+        if count < 2:
+            return indices, values
+        # a stable order: sort by (index, position), so duplicates keep their order
+        key = indices.astype(mx.int64) * count + mx.arange(count, dtype=mx.int64)
+        order = mx.argsort(key)
+        ordered, values = indices[order], values[order]
+        first = mx.concatenate([mx.array([True]), ordered[1:] != ordered[:-1]])
+        starts = np.flatnonzero(np.array(first))  # the number of rows decides a shape: one sync
+        if starts.shape[0] == count:
+            return ordered, values
+        segment = mx.cumsum(first.astype(mx.int64)) - 1
+        sums = mx.zeros((starts.shape[0],) + tuple(values.shape[1:]), dtype=values.dtype)
+        return ordered[mx.array(starts)], sums.at[segment].add(values)
+
+    def index_add_rows(self, a, rows, values, unique=False):
+        if rows.shape[0] == 0:  # MLX dies of SIGFPE scattering nothing (see scatter_add)
+            return a
+        return a.at[rows].add(values)
+
     def argmax(self, a, axis, keepdims=False):
         return mx.argmax(a, axis=axis, keepdims=keepdims)
 

@@ -53,6 +53,11 @@ class NumpyBackend(Backend):
         e = np.exp(-np.abs(a))
         return np.where(a >= 0, 1 / (1 + e), e / (1 + e))
 
+    def getitem(self, a, index):
+        if len(index) == 1 and isinstance(index[0], np.ndarray) and index[0].dtype.kind == "i" and a.ndim:
+            return np.take(a, index[0], axis=0)  # rows by index (embedding lookups): take is faster
+        return a[index]
+
     def scatter_add(self, shape, dtype, index, values):
         out = np.zeros(shape, dtype=_TO_NATIVE[dtype])
         if all(part is None or part is Ellipsis or isinstance(part, (int, slice)) for part in index):
@@ -67,6 +72,56 @@ class NumpyBackend(Backend):
 
     def nonzero(self, a):
         return np.flatnonzero(a).astype(np.int64)
+
+    def coalesce_rows(self, indices, values):
+        if indices.shape[0] < 2:
+            return indices, values
+        order = np.argsort(indices, kind="stable")
+        ordered = indices[order]
+        first = np.empty(ordered.shape[0], dtype=bool)
+        first[0] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        values = values[order]
+        if starts.shape[0] == ordered.shape[0]:  # no duplicates: nothing to sum
+            return ordered, values
+        # a segment sum, np.add.reduceat, over the rows that repeat only: its cost is per
+        # segment, and most rows of a batch appear once (a one-row segment is a copy)
+        counts = np.diff(starts, append=ordered.shape[0])
+        out = values[starts]
+        repeated = np.flatnonzero(counts > 1)
+        if repeated.shape[0] * 2 > starts.shape[0]:
+            return ordered[starts], np.add.reduceat(values, starts, axis=0)
+        lengths = counts[repeated]
+        offsets = np.cumsum(lengths) - lengths  # where each repeated segment starts in `picked`
+        picked = np.repeat(starts[repeated] - offsets, lengths) + np.arange(offsets[-1] + lengths[-1])
+        out[repeated] = np.add.reduceat(values[picked], offsets, axis=0)
+        return ordered[starts], out
+
+    def index_add_rows(self, a, rows, values, unique=False):
+        if unique:
+            a[rows] += values
+        else:
+            np.add.at(a, rows, values)  # sequential: duplicates accumulate in order
+        return a
+
+    def nonzero_rows(self, a):
+        n = a.shape[0]
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
+        flat = a.reshape(n, -1)
+        width = flat.shape[1] * flat.dtype.itemsize
+        if not flat.flags.c_contiguous or width == 0:
+            return super().nonzero_rows(a)
+        # OR the bits of each row as whole words (a long-word reduction, twice as fast as
+        # any(a != 0) on a large table), then keep the candidates whose values are nonzero:
+        # -0.0 has a set bit but is zero
+        word = next(w for w in (np.uint64, np.uint32, np.uint16, np.uint8) if width % np.dtype(w).itemsize == 0)
+        bits = np.bitwise_or.reduce(flat.view(word), axis=1)
+        candidates = np.flatnonzero(bits)
+        if flat.dtype.kind == "f" and candidates.shape[0]:
+            candidates = candidates[(flat[candidates] != 0).any(axis=1)]
+        return candidates.astype(np.int64, copy=False)
 
     def is_exclusive(self, array):
         return isinstance(array, np.ndarray) and array.base is None and array.flags.writeable

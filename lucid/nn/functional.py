@@ -21,10 +21,6 @@ _INPLACE_REASON = (
     "inplace=True is not supported: lucid does not record in-place operations in the autograd graph; "
     "use inplace=False"
 )
-_SPARSE_REASON = (
-    "sparse=True is not supported yet: it needs sparse gradients, which lucid does not have (a separate "
-    "issue; they will arrive with SparseAdam). Use sparse=False, which gives the weight a dense gradient."
-)
 _TORCH_TYPE = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long",
                "bool": "Bool"}
 
@@ -222,9 +218,11 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     scale_grad_by_freq : bool, default False
         Divide the gradient of each row by the number of times it appears in ``input``.
     sparse : bool, default False
-        True would give ``weight`` a sparse gradient. Sparse gradients are a separate piece of
-        work (they come with SparseAdam); until then True raises ``NotImplementedError``
-        rather than silently giving a dense gradient.
+        Give ``weight`` a row-sparse gradient (a :class:`lucid.SparseTensor`): the looked-up
+        indices and the output gradient's rows, uncoalesced, as torch's. Its backward costs
+        O(batch), whatever the table's size; :class:`lucid.optim.SparseAdam`, ``SGD`` and
+        ``Adagrad`` consume it in O(touched rows). Rows at ``padding_idx`` are left out;
+        ``scale_grad_by_freq`` raises at backward, as in torch.
 
     Returns
     -------
@@ -257,8 +255,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     ...
     IndexError: index out of range in self: index 3 is out of range for an embedding of 3 rows
     """
-    if sparse:
-        raise NotImplementedError(_SPARSE_REASON)
     _check_indices(input, weight)
     rows, dim = weight.shape
     padding_idx = _validate_padding_idx(padding_idx, rows)
@@ -282,8 +278,35 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             grad = backend.multiply(grad, backend.expand_dims(scale, 1))
         return (backend.scatter_add((rows, dim), dtype, (index,), grad),)
 
+    if sparse:
+        backward = _sparse_embedding_backward(backend, index, rows, dim, dtype, padding_idx, scale_grad_by_freq)
     # the indices are saved: changing them in place before backward is an error, as in torch
     return record(out, "EmbeddingBackward", (weight,), backward, saved=(input,))
+
+
+def _sparse_embedding_backward(backend, index, rows, dim, dtype, padding_idx, scale_grad_by_freq):
+    """torch's ``embedding_sparse_backward``: the indices and the gradient's rows, as they come."""
+    from .._sparse import SparseTensor
+
+    def backward(grad):
+        if scale_grad_by_freq:
+            raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+        grad = backend.reshape(grad, (-1, dim))
+        indices = backend.astype(index, lucid.int64)
+        if padding_idx is not None:  # the padding rows are left out, not listed as zeros
+            keep = backend.nonzero(backend.compare("not_equal", indices, padding_idx))
+            if keep.shape[0] != backend.shape(indices)[0]:
+                keep = backend.asarray(keep, lucid.int64)
+                indices, grad = backend.getitem(indices, (keep,)), backend.getitem(grad, (keep,))
+        if backend.dtype_of(grad) is not dtype:
+            grad = backend.astype(grad, dtype)
+        elif not backend.is_exclusive(grad):
+            grad = backend.copy(grad)  # the gradient's values are its own, as a leaf's .grad must be
+        if indices is index:
+            indices = backend.copy(indices)
+        return (SparseTensor._make(indices, grad, (rows, dim), backend),)
+
+    return backward
 
 
 # --- losses ----------------------------------------------------------------------------------

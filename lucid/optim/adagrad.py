@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import _factory
+from .._tensor import Tensor
 from . import _checks
 from ._shared import weight_decay
 from .optimizer import Optimizer, scalar
@@ -67,8 +68,10 @@ class Adagrad(Optimizer):
     later with ``add_param_group`` at its first step; lucid creates both at once (the
     numbers are the same).
 
-    Sparse gradients (torch accepts them here, without weight decay) arrive with
-    lucid's sparse-gradient support; they are not supported yet.
+    Row-sparse gradients (``Embedding(sparse=True)``) are accepted, as in torch: they are
+    coalesced and only their rows of the sum and of the parameter change, in O(touched
+    rows), with torch's sparse arithmetic (``-clr * (g / std)``). With ``weight_decay``
+    they raise torch's error, before anything changes.
 
     Examples
     --------
@@ -99,10 +102,19 @@ class Adagrad(Optimizer):
         _checks.non_negative("initial_accumulator_value", group["initial_accumulator_value"])
         _checks.epsilon(group["eps"])
 
+    _sparse_grads = True
+
+    def _check_sparse_grad(self, group):
+        if group["weight_decay"] != 0:
+            raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+
     def _on_new_group(self, group):
         for param in group["params"]:
             if param not in self.state:
                 self.state[param] = self.init_state(param, group)
+
+    def state_shapes(self, param, group):
+        return {"sum": param.shape}  # without building a table-sized fresh state
 
     def init_state(self, param, group):
         start = self.defaults["initial_accumulator_value"]
@@ -111,9 +123,23 @@ class Adagrad(Optimizer):
     def update(self, param, grad, state, group):
         lr, lr_decay = group["lr"], group["lr_decay"]
         state["step"] += 1
-        grad = weight_decay(param, grad, lr, group["weight_decay"])
         clr = lr / (1 + (state["step"] - 1) * lr_decay)
+        if grad.is_sparse:
+            self._update_sparse(param, grad.coalesce(), state, group, clr)
+            return
+        grad = weight_decay(param, grad, lr, group["weight_decay"])
         state_sum = state["sum"]
         state_sum.addcmul_(grad, grad, value=1)
         std = state_sum.sqrt().add_(group["eps"])
         param.addcdiv_(grad, std, value=-scalar(clr))
+
+    def _update_sparse(self, param, grad, state, group, clr):
+        """torch's sparse branch: the sum and the parameter change on the gradient's rows only."""
+        if grad._nnz() == 0:
+            return
+        rows, values = Tensor._make(grad._rows, grad._backend), grad.values()
+        state_sum = state["sum"]
+        total = state_sum[rows] + values * values
+        state_sum[rows] = total
+        std = total.sqrt().add_(group["eps"])
+        param[rows] = param[rows] + (values / std) * (-scalar(clr))

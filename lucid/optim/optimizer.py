@@ -24,6 +24,7 @@ from collections import OrderedDict
 
 from .._autograd import enable_grad, no_grad
 from .._dtype import float32
+from .._sparse import SparseTensor
 from .._tensor import Tensor
 from ..utils.hooks import add_hook
 from . import schedules as _schedules
@@ -227,6 +228,13 @@ class Optimizer:
         """The state of ``param`` before its first update."""
         return {}
 
+    #: Whether ``update`` takes row-sparse gradients (:class:`lucid.SparseTensor`, from
+    #: ``Embedding(sparse=True)``): SGD, Adagrad and SparseAdam do, as in torch. The others
+    #: refuse them before anything changes, with torch's message: ``_sparse_refusal``, or
+    #: "<class name> does not support sparse gradients" when that is empty.
+    _sparse_grads: bool = False
+    _sparse_refusal: str = ""
+
     #: State entries kept in float32 whatever the parameter's dtype, as torch keeps them in
     #: its default dtype (ASGD's "eta" and "mu", NAdam's "mu_product").
     _float32_state: frozenset = frozenset()
@@ -376,7 +384,7 @@ class Optimizer:
                         param.grad.detach_().zero_()
 
     def _check_grad(self, index: int, param: Tensor, grad) -> None:
-        if not isinstance(grad, Tensor):
+        if not isinstance(grad, (Tensor, SparseTensor)):
             raise TypeError(f"the gradient of parameter {index} must be a Tensor, got {type(grad).__name__}")
         if grad.device != param.device:
             raise RuntimeError(
@@ -390,6 +398,12 @@ class Optimizer:
             raise RuntimeError(
                 f"the gradient of parameter {index} has shape {grad.shape}, but the parameter has {param.shape}"
             )
+        if grad.is_sparse and not self._sparse_grads:
+            raise RuntimeError(self._sparse_refusal or f"{type(self).__name__} does not support sparse gradients")
+
+    def _check_sparse_grad(self, group: dict) -> None:
+        """Raise torch's error when ``group``'s settings rule out a sparse gradient (checked
+        before any parameter changes)."""
 
     def _check_state_fits(self, index: int, param: Tensor, state: dict, group: dict) -> None:
         """Raise if ``param``'s state no longer fits it (its data was replaced by another shape).
@@ -416,6 +430,8 @@ class Optimizer:
             for param in group["params"]:
                 if param.grad is not None:
                     self._check_grad(index, param, param.grad)
+                    if param.grad.is_sparse:
+                        self._check_sparse_grad(group)
                     state = self.state.for_param(param)
                     if state:
                         self._check_state_fits(index, param, state, group)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import _checks
 from ._shared import weight_decay
+from ._shared import add_rows_
 from .optimizer import Optimizer, scalar
 
 
@@ -58,8 +59,17 @@ class SGD(Optimizer):
     -----
     The first momentum step sets the buffer to the gradient itself, without dampening,
     exactly as torch does. The state follows its parameter through ``module.to()``,
-    ``.double()`` and ``.half()`` between steps. Sparse gradients arrive with
-    ``Embedding(sparse=True)`` in a later release.
+    ``.double()`` and ``.half()`` between steps.
+
+    Row-sparse gradients (``Embedding(sparse=True)``) are accepted, as in torch. Without
+    momentum the step adds ``-lr`` times each listed row to the parameter, one entry after
+    the other as torch does, in O(touched rows). With momentum torch makes the buffer a
+    sparse tensor whose rows are every row seen so far; lucid keeps it **dense** (the rows
+    never seen hold zeros, which move nothing), so ``state_dict``, loading and conversions
+    stay those of every other buffer. The values are torch's (the first step bit for bit;
+    later ones up to the rounding of rows listed twice), but a momentum step costs
+    O(table), as torch's does once the buffer has met most rows. ``weight_decay`` with a
+    sparse gradient raises torch's error.
 
     Examples
     --------
@@ -92,10 +102,18 @@ class SGD(Optimizer):
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
 
+    _sparse_grads = True
+
+    def _check_sparse_grad(self, group):
+        if group["weight_decay"] != 0:  # grad.add(param) fails in torch, before any change here
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+
     def state_shapes(self, param, group):
         return {"momentum_buffer": param.shape}
 
     def update(self, param, grad, state, group):
+        if grad.is_sparse:
+            return self._update_sparse(param, grad, state, group)
         lr, momentum = scalar(group["lr"]), group["momentum"]
         grad = weight_decay(param, grad, lr, group["weight_decay"])
         if momentum != 0:
@@ -106,3 +124,24 @@ class SGD(Optimizer):
                 buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
             grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
         param.add_(grad, alpha=-lr)
+
+    def _update_sparse(self, param, grad, state, group):
+        lr, momentum = scalar(group["lr"]), group["momentum"]
+        if momentum == 0:
+            add_rows_(param, grad, -lr)
+            return
+        buf = state.get("momentum_buffer")
+        if buf is None:
+            state["momentum_buffer"] = buf = grad.to_dense()
+            if not group["nesterov"]:
+                add_rows_(param, grad, -lr)  # torch adds the (sparse) buffer entry by entry
+                return
+        else:
+            buf.mul_(momentum)
+            add_rows_(buf, grad, 1 - group["dampening"])
+        if group["nesterov"]:
+            step = buf.mul(momentum)
+            add_rows_(step, grad, 1)
+            param.add_(step, alpha=-lr)
+        else:
+            param.add_(buf, alpha=-lr)

@@ -12,10 +12,9 @@ from .optimizer import Optimizer
 
 def touched_rows(grad: Tensor) -> Tensor:
     """The indices of the rows (slices along dim 0) of a dense ``grad`` that hold a nonzero value."""
-    rows = grad.reshape(grad.shape[0] if grad.ndim else 1, -1)
-    mask = (rows != 0).any(dim=1)
     backend = grad._backend
-    return Tensor._make(backend.asarray(backend.nonzero(mask._data), _dtype.int64), backend)
+    data = grad._data if grad.ndim else backend.reshape(grad._data, (1,))
+    return Tensor._make(backend.asarray(backend.nonzero_rows(data), _dtype.int64), backend)
 
 
 class SparseAdam(Optimizer):
@@ -66,12 +65,16 @@ class SparseAdam(Optimizer):
 
     Notes
     -----
-    Lucid's gradients are dense — ``nn.Embedding(sparse=True)`` is not supported — so a row
-    counts as touched when its gradient holds a nonzero value. The reference framework
-    takes only a sparse gradient and updates every row it lists, so the two differ for a
-    row that was looked up but whose gradient is exactly zero: the reference decays its
-    moments, Lucid leaves it alone. Within a touched row every element is updated, zero or
-    not, as the reference's embedding gradient lists whole rows.
+    Lucid's gradients come in two kinds, and SparseAdam takes both. ``nn.Embedding(...,
+    sparse=True)`` gives the weight a row-sparse gradient (a :class:`lucid.SparseTensor`):
+    its rows are coalesced (duplicates summed) and every row it lists is updated, as in the
+    reference, in O(touched rows) — no array of the table's size is built, so the cost does
+    not grow with the table. A dense gradient keeps the rule that a row counts as touched
+    when its gradient holds a nonzero value (a scan of the whole gradient). The two agree
+    except for a row that was looked up but whose gradient is exactly zero: the sparse
+    gradient lists it and its moments decay, as in the reference; the dense rule leaves it
+    alone. Within a touched row every element is updated, zero or not, as the reference's
+    embedding gradient lists whole rows.
 
     A parameter whose gradient is None is skipped and its step count does not advance; one
     whose gradient is all zero advances its count and changes nothing else, as in the
@@ -98,6 +101,8 @@ class SparseAdam(Optimizer):
     >>> optimizer.state[0]["step"]
     1
     """
+
+    _sparse_grads = True
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
         """Initialise the SparseAdam. See the class docstring for parameter semantics."""
@@ -139,11 +144,21 @@ class SparseAdam(Optimizer):
         """
         return super().step(closure)
 
+    def state_shapes(self, param, group):
+        # without building a fresh state: two table-sized arrays just to read their shape
+        return {"exp_avg": param.shape, "exp_avg_sq": param.shape}
+
     def init_state(self, param, group):
         return {"step": 0, "exp_avg": _factory.zeros_like(param), "exp_avg_sq": _factory.zeros_like(param)}
 
     def update(self, param, grad, state, group):
         state["step"] += 1
+        if grad.is_sparse:  # the rows it lists, summed: O(touched rows), nothing table-sized
+            grad = grad.coalesce()
+            if grad._nnz() == 0:
+                return
+            self.update_rows(param, Tensor._make(grad._rows, grad._backend), grad.values(), state, group)
+            return
         rows = touched_rows(grad)
         if rows.numel() == 0:
             return
@@ -152,6 +167,9 @@ class SparseAdam(Optimizer):
     def update_rows(self, param, rows, grad, state, group):
         """The rule on the rows ``rows`` of ``param``, whose gradient rows are ``grad`` (unique rows)."""
         lr, (beta1, beta2), eps, step = group["lr"], group["betas"], group["eps"], state["step"]
+        if not isinstance(lr, Tensor):
+            _update_rows_native(param, rows._data, grad._data, state, lr, beta1, beta2, eps, step)
+            return
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         old_exp_avg, old_exp_avg_sq = exp_avg[rows], exp_avg_sq[rows]
         exp_avg_update = (grad - old_exp_avg) * (1 - beta1)
@@ -163,3 +181,23 @@ class SparseAdam(Optimizer):
         # torch keeps lr's type here: a Tensor lr computes the step size in its dtype
         step_size = lr * math.sqrt(1 - beta2**step) / (1 - beta1**step)
         param[rows] = param[rows] + (-step_size) * (numer / denom)
+
+
+def _update_rows_native(param, rows, grad, state, lr, beta1, beta2, eps, step):
+    """:meth:`SparseAdam.update_rows` on the backend's arrays (a Python-number ``lr``): the
+    same operations in the same order, without the Tensor layer's per-op checks, one gather
+    and one write per array. The arrays touched are ``len(rows)`` rows, never the table."""
+    b = param._backend
+    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+    index = (rows,)
+    old_exp_avg, old_exp_avg_sq = b.getitem(exp_avg._data, index), b.getitem(exp_avg_sq._data, index)
+    exp_avg_update = b.multiply(b.subtract(grad, old_exp_avg), 1 - beta1)
+    exp_avg_sq_update = b.multiply(b.subtract(b.multiply(grad, grad), old_exp_avg_sq), 1 - beta2)
+    new_exp_avg = b.add(old_exp_avg, exp_avg_update)
+    new_exp_avg_sq = b.add(old_exp_avg_sq, exp_avg_sq_update)
+    denom = b.add(b.sqrt(new_exp_avg_sq), eps)
+    step_size = lr * math.sqrt(1 - beta2**step) / (1 - beta1**step)
+    new_param = b.add(b.getitem(param._data, index), b.multiply(b.divide(new_exp_avg, denom), -step_size))
+    for tensor, value in ((exp_avg, new_exp_avg), (exp_avg_sq, new_exp_avg_sq), (param, new_param)):
+        tensor._data = b.setitem(tensor._data, index, value)
+        tensor._version += 1

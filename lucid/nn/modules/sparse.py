@@ -34,9 +34,10 @@ class Embedding(Module):
     scale_grad_by_freq : bool, default False
         Divide each row's gradient by how often the row appears in the batch.
     sparse : bool, default False
-        Sparse gradients are a separate piece of work (they arrive with SparseAdam); until
-        then ``sparse=True`` raises ``NotImplementedError`` instead of silently giving a dense
-        gradient.
+        Give the weight a row-sparse gradient (a :class:`lucid.SparseTensor` listing the
+        looked-up rows), so that backward, :class:`lucid.optim.SparseAdam` (or ``SGD``,
+        ``Adagrad``) and ``zero_grad`` cost O(batch), not O(table). See
+        :func:`lucid.nn.functional.embedding`.
     _weight : Tensor, optional
         Use these values (shape ``(num_embeddings, embedding_dim)``) instead of a random
         initialisation; the padding row is then *not* zeroed (as in torch).
@@ -69,8 +70,6 @@ class Embedding(Module):
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False,
                  _weight=None, _freeze: bool = False, device=None, dtype=None):
         super().__init__()
-        if sparse:
-            raise NotImplementedError(F._SPARSE_REASON)
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         self.padding_idx = F._validate_padding_idx(padding_idx, num_embeddings)

@@ -15,6 +15,7 @@ import types
 import warnings
 
 from ..._autograd import no_grad
+from ..._sparse import SparseTensor
 from ..._tensor import Tensor
 from ..._ops.elementwise import abs as _abs
 from ..._ops.elementwise import sqrt as _sqrt
@@ -36,7 +37,7 @@ def _tensor_list(tensors, what: str, caller: str) -> list:
             f"{caller}: {what} must be a Tensor or an iterable of Tensors, got {type(tensors).__name__}"
         ) from None
     for item in items:
-        if not isinstance(item, Tensor):
+        if not isinstance(item, (Tensor, SparseTensor)):
             raise TypeError(
                 f"{caller}: {what} must be a Tensor or an iterable of Tensors, but one of them is "
                 f"{type(item).__name__}"
@@ -102,6 +103,23 @@ def _tensor_norm(tensor: Tensor, p: float) -> Tensor:
     return _sum(_abs(tensor) ** p) ** (1.0 / p)
 
 
+def _dense_part(tensor):
+    """What a tensor's norm is taken over: itself, or a sparse tensor's coalesced values (the
+    rows it does not list are zero, so they add nothing to a norm)."""
+    if not tensor.is_sparse:
+        return tensor.detach()
+    values = tensor.coalesce().values()
+    if values.numel() == 0:  # no rows: a norm of 0 (a max over nothing would fail)
+        return _zeros1(values)
+    return values
+
+
+def _zeros1(like):
+    from ..._factory import zeros
+
+    return zeros(1, dtype=like.dtype, device=like.device)
+
+
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite: bool = False, foreach=None) -> Tensor:
     """The norm of ``tensors`` taken together, as if they were concatenated into one vector.
 
@@ -156,7 +174,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite: bool = False, for
         return Tensor(0.0)
     _same_device(tensors, caller)
     with no_grad():
-        norms = _stack([_tensor_norm(t.detach(), p) for t in tensors])
+        norms = _stack([_tensor_norm(_dense_part(t), p) for t in tensors])
         total = _tensor_norm(norms, p)
     if error_if_nonfinite and not bool(total.isfinite()):
         raise RuntimeError(
@@ -275,6 +293,11 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite: boo
     for 0 and flips their sign below), ``norm_type <= 0`` (torch's order-0 "total" counts
     tensors, not entries) and gradients on different devices (torch moves the norms to the
     first device) raise instead.
+
+    Row-sparse gradients (``Embedding(sparse=True)``) count as the dense gradients they stand
+    for: the norm is taken over their coalesced rows, and clipping scales their values, in
+    O(listed rows). torch 2.13 raises NotImplementedError for them (no sparse
+    ``linalg.vector_norm``).
 
     Examples
     --------
