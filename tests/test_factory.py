@@ -4,11 +4,8 @@ import numpy as np
 import pytest
 
 import lucid
+from helpers import torch_or_skip
 from tolerances import close
-
-
-def _torch():
-    return pytest.importorskip("torch")
 
 
 def _same_dtype(ours, theirs):
@@ -22,7 +19,7 @@ def _same_dtype(ours, theirs):
     ids=repr,
 )
 def test_tensor_infers_dtype_and_shape_like_torch(device, data):
-    torch = _torch()
+    torch = torch_or_skip()
     ours = lucid.tensor(data, device=device)
     theirs = torch.tensor(data)
     _same_dtype(ours, theirs)
@@ -50,7 +47,7 @@ def test_tensor_with_dtype_and_requires_grad(device):
 
 @pytest.mark.parametrize("name", ["zeros", "ones"])
 def test_zeros_ones(device, name):
-    torch = _torch()
+    torch = torch_or_skip()
     make = getattr(lucid, name)
     for args in [(2, 3), ((2, 3),), ([4],), ((),), (0, 2)]:
         ours, theirs = make(*args, device=device), getattr(torch, name)(*args)
@@ -63,7 +60,7 @@ def test_zeros_ones(device, name):
 
 
 def test_full(device):
-    torch = _torch()
+    torch = torch_or_skip()
     for value in (7, 2.5, True, -1):
         ours, theirs = lucid.full((2, 2), value, device=device), torch.full((2, 2), value)
         _same_dtype(ours, theirs)
@@ -93,7 +90,7 @@ def test_like_factories(device):
     ids=repr,
 )
 def test_arange_matches_torch(device, args):
-    torch = _torch()
+    torch = torch_or_skip()
     ours, theirs = lucid.arange(*args, device=device), torch.arange(*args)
     _same_dtype(ours, theirs)
     assert ours.tolist() == theirs.tolist()  # the same values, not merely close

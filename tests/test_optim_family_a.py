@@ -18,36 +18,17 @@ import pytest
 
 import lucid
 from lucid import nn, optim
+from helpers import raised, torch_or_skip, torch_pair
 from tolerances import close
 
 NAMES = ["Adadelta", "Adagrad", "Adamax", "ASGD", "NAdam", "RAdam", "RMSprop", "Rprop"]
 GPU = lucid.is_available("gpu")
 
 
-def _torch():
-    return pytest.importorskip("torch")
-
-
-def raised(fn):
-    """The exception ``fn()`` raises, or None."""
-    try:
-        fn()
-    except Exception as exc:  # noqa: BLE001 - any exception is compared
-        return exc
-    return None
-
-
-def _pair(values, dtype=np.float64):
-    """The same parameter in lucid and torch."""
-    torch = _torch()
-    array = np.asarray(values, dtype=dtype)
-    return nn.Parameter(lucid.tensor(array)), torch.from_numpy(array.copy()).requires_grad_()
-
-
 # --- signatures and defaults -----------------------------------------------------------------
 @pytest.mark.parametrize("name", NAMES)
 def test_signature_matches_torch(name):
-    torch = _torch()
+    torch = torch_or_skip()
     ours = inspect.signature(getattr(optim, name)).parameters
     theirs = inspect.signature(getattr(torch.optim, name)).parameters
     assert list(ours) == list(theirs)
@@ -58,8 +39,8 @@ def test_signature_matches_torch(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_defaults_and_group_keys_match_torch(name):
-    torch = _torch()
-    p, q = _pair([1.0, -2.0])
+    torch = torch_or_skip()
+    p, q = torch_pair([1.0, -2.0])
     ours, theirs = getattr(optim, name)([p]), getattr(torch.optim, name)([q])
     assert ours.defaults == theirs.defaults
     group = {k: v for k, v in ours.param_groups[0].items() if k != "params"}
@@ -117,8 +98,8 @@ BAD = [
 
 @pytest.mark.parametrize("name,kwargs", BAD, ids=[f"{n}-{'-'.join(k)}" for n, k in BAD])
 def test_validation_matches_torch(name, kwargs):
-    torch = _torch()
-    p, q = _pair([1.0, -2.0])
+    torch = torch_or_skip()
+    p, q = torch_pair([1.0, -2.0])
     ours = raised(lambda: getattr(optim, name)([p], **kwargs))
     theirs = raised(lambda: getattr(torch.optim, name)([q], **kwargs))
     assert theirs is not None and ours is not None
@@ -168,8 +149,8 @@ def _describe(value, torch_side):
 def test_state_after_one_step_matches_torch(name, kwargs):
     """Same keys; tensors of the same shape and dtype (0-d float32 scalars included);
     ``step`` the same count (an int in lucid, a float32 tensor in torch)."""
-    torch = _torch()
-    p, q = _pair([[1.0, -2.0, 0.5], [0.25, 3.0, -1.0]])
+    torch = torch_or_skip()
+    p, q = torch_pair([[1.0, -2.0, 0.5], [0.25, 3.0, -1.0]])
     ours, theirs = getattr(optim, name)([p], **kwargs), getattr(torch.optim, name)([q], **kwargs)
     grad = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
     p.grad, q.grad = lucid.tensor(grad), torch.from_numpy(grad.copy())
@@ -197,8 +178,8 @@ def test_no_state_without_a_gradient(name):
 
 
 def test_adagrad_state_exists_at_construction():
-    torch = _torch()
-    p, q = _pair([1.0, -2.0, 3.0])
+    torch = torch_or_skip()
+    p, q = torch_pair([1.0, -2.0, 3.0])
     ours = optim.Adagrad([p], initial_accumulator_value=0.25)
     theirs = torch.optim.Adagrad([q], initial_accumulator_value=0.25)
     assert sorted(ours.state[0]) == sorted(theirs.state[q]) == ["step", "sum"]
@@ -210,9 +191,9 @@ def test_adagrad_state_exists_at_construction():
 
 def test_adagrad_uses_the_constructors_initial_accumulator_value():
     """As torch: a group's own initial_accumulator_value is stored but not used."""
-    torch = _torch()
-    p, q = _pair([1.0, -2.0])
-    r, s = _pair([3.0])
+    torch = torch_or_skip()
+    p, q = torch_pair([1.0, -2.0])
+    r, s = torch_pair([3.0])
     ours = optim.Adagrad([{"params": [p]}, {"params": [r], "initial_accumulator_value": 2.0}],
                          initial_accumulator_value=0.5)
     theirs = torch.optim.Adagrad([{"params": [q]}, {"params": [s], "initial_accumulator_value": 2.0}],
@@ -224,9 +205,9 @@ def test_adagrad_uses_the_constructors_initial_accumulator_value():
 
 def test_adagrad_state_of_a_group_added_later():
     """lucid creates it at once (torch at the group's first step); the numbers agree."""
-    torch = _torch()
-    p, q = _pair([1.0, -2.0])
-    r, s = _pair([3.0, 0.5])
+    torch = torch_or_skip()
+    p, q = torch_pair([1.0, -2.0])
+    r, s = torch_pair([3.0, 0.5])
     ours, theirs = optim.Adagrad([p], lr=0.1), torch.optim.Adagrad([q], lr=0.1)
     ours.add_param_group({"params": [r]})
     theirs.add_param_group({"params": [s]})

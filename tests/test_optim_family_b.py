@@ -18,30 +18,11 @@ import pytest
 
 import lucid
 from lucid import nn, optim
+from helpers import raised, torch_or_skip, torch_pair
 from tolerances import close
 from torch_reference import muon_in_param_dtype
 
 GPU = lucid.is_available("gpu")
-
-
-def _torch():
-    return pytest.importorskip("torch")
-
-
-def raised(fn):
-    """The exception ``fn()`` raises, or None."""
-    try:
-        fn()
-    except Exception as exc:  # noqa: BLE001 - any exception is compared
-        return exc
-    return None
-
-
-def _pair(values, dtype=np.float64):
-    """The same parameter in lucid and torch."""
-    torch = _torch()
-    array = np.asarray(values, dtype=dtype)
-    return nn.Parameter(lucid.tensor(array)), torch.from_numpy(array.copy()).requires_grad_()
 
 
 MATRIX = [[1.0, -2.0, 0.5], [0.25, 3.0, -1.0]]
@@ -50,7 +31,7 @@ MATRIX = [[1.0, -2.0, 0.5], [0.25, 3.0, -1.0]]
 # --- signatures and defaults -----------------------------------------------------------------
 @pytest.mark.parametrize("name", ["Adafactor", "Muon"])
 def test_signature_matches_torch(name):
-    torch = _torch()
+    torch = torch_or_skip()
     ours = inspect.signature(getattr(optim, name)).parameters
     theirs = inspect.signature(getattr(torch.optim, name)).parameters
     assert list(ours) == list(theirs)
@@ -61,8 +42,8 @@ def test_signature_matches_torch(name):
 
 @pytest.mark.parametrize("name", ["Adafactor", "Muon"])
 def test_defaults_and_group_keys_match_torch(name):
-    torch = _torch()
-    p, q = _pair(MATRIX)
+    torch = torch_or_skip()
+    p, q = torch_pair(MATRIX)
     ours, theirs = getattr(optim, name)([p]), getattr(torch.optim, name)([q])
     assert ours.defaults == theirs.defaults
     group = {k: v for k, v in ours.param_groups[0].items() if k != "params"}
@@ -99,8 +80,8 @@ BAD = [
 
 @pytest.mark.parametrize("name,kwargs", BAD, ids=[f"{n}-{'-'.join(k)}" for n, k in BAD])
 def test_validation_matches_torch(name, kwargs):
-    torch = _torch()
-    p, q = _pair(MATRIX)
+    torch = torch_or_skip()
+    p, q = torch_pair(MATRIX)
     ours = raised(lambda: getattr(optim, name)([p], **kwargs))
     theirs = raised(lambda: getattr(torch.optim, name)([q], **kwargs))
     assert theirs is not None and ours is not None
@@ -109,8 +90,8 @@ def test_validation_matches_torch(name, kwargs):
 
 @pytest.mark.parametrize("name", ["Adafactor", "Muon"])
 def test_a_tensor_lr_of_several_elements_matches_torch(name):
-    torch = _torch()
-    p, q = _pair(MATRIX)
+    torch = torch_or_skip()
+    p, q = torch_pair(MATRIX)
     ours = raised(lambda: getattr(optim, name)([p], lr=lucid.tensor([0.1, 0.2])))
     theirs = raised(lambda: getattr(torch.optim, name)([q], lr=torch.tensor([0.1, 0.2])))
     assert (type(ours), str(ours)) == (type(theirs), str(theirs)) == (ValueError, "Tensor lr must be 1-element")
@@ -136,9 +117,9 @@ def test_lion_validation_uses_the_adam_familys_messages(kwargs, message):
 
 
 def test_lion_messages_are_adams_where_torch_has_them():
-    torch = _torch()
+    torch = torch_or_skip()
     for kwargs in ({"lr": -1.0}, {"betas": (1.0, 0.99)}, {"betas": (0.9, 1.5)}, {"weight_decay": -0.1}):
-        p, q = _pair([1.0, 2.0])
+        p, q = torch_pair([1.0, 2.0])
         ours = raised(lambda: optim.Lion([p], **kwargs))
         theirs = raised(lambda: torch.optim.Adam([q], **kwargs))
         assert (type(ours), str(ours)) == (type(theirs), str(theirs)), kwargs
@@ -155,7 +136,7 @@ def test_a_bad_group_is_refused(name, key, value):
 # --- Muon's 2-D parameters -------------------------------------------------------------------
 @pytest.mark.parametrize("shape", [(3,), (2, 2, 2), ()])
 def test_muon_refuses_a_parameter_that_is_not_2d_at_construction(shape):
-    torch = _torch()
+    torch = torch_or_skip()
     ours = raised(lambda: optim.Muon([nn.Parameter(lucid.zeros(*shape))]))
     theirs = raised(lambda: torch.optim.Muon([torch.nn.Parameter(torch.zeros(shape))]))
     assert type(ours) is type(theirs) is ValueError
@@ -191,9 +172,9 @@ def test_muon_refuses_a_group_that_is_not_2d_and_does_not_keep_it(shape):
 @pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4)])
 def test_muon_adjust_lr_fn_matches_torch(adjust_lr_fn, shape):
     """Against torch (its iteration run in the parameter's dtype, see torch_reference)."""
-    torch = _torch()
+    torch = torch_or_skip()
     rng = np.random.default_rng(5)
-    p, q = _pair(rng.standard_normal(shape))
+    p, q = torch_pair(rng.standard_normal(shape))
     kwargs = {"lr": 0.02, "weight_decay": 0.1, "adjust_lr_fn": adjust_lr_fn}
     ours, theirs = optim.Muon([p], **kwargs), torch.optim.Muon([q], **kwargs)
     with muon_in_param_dtype():
@@ -240,8 +221,8 @@ STATE_CONFIGS = [
 def test_state_after_one_step_matches_torch(name, kwargs, values):
     """Same keys, shapes and dtypes, and values; ``step`` an int in lucid (a float32 tensor in
     torch); Muon keeps no step, as torch."""
-    torch = _torch()
-    p, q = _pair(values)
+    torch = torch_or_skip()
+    p, q = torch_pair(values)
     ours, theirs = getattr(optim, name)([p], **kwargs), getattr(torch.optim, name)([q], **kwargs)
     grad = np.linspace(-1.0, 1.0, p.numel()).reshape(p.shape)
     p.grad, q.grad = lucid.tensor(grad), torch.from_numpy(grad.copy())
@@ -343,7 +324,7 @@ def test_state_dict_round_trip_continues_the_trajectory(name, kwargs, shapes):
 
 @pytest.mark.parametrize("name", ["Adafactor", "Muon"])
 def test_state_dict_layout_matches_torch(name):
-    torch = _torch()
+    torch = torch_or_skip()
     rng = np.random.default_rng(2)
     values = [rng.standard_normal(s) for s in ((3, 2), (2, 4))]
     mine = [nn.Parameter(lucid.tensor(v)) for v in values]

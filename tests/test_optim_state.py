@@ -13,6 +13,7 @@ import pytest
 
 import lucid
 from lucid import nn, optim
+from helpers import host, param, torch_or_skip
 from tolerances import close
 
 GPU = lucid.is_available("gpu")
@@ -43,18 +44,6 @@ ALL_OPTIMIZERS = STATEFUL + [
 ALL_IDS = [name for name, _ in ALL_OPTIMIZERS]
 # state torch keeps in float32 whatever the parameter's dtype (ASGD's, NAdam's)
 FLOAT32_STATE = {"eta", "mu", "mu_product"}
-
-
-def _torch():
-    return pytest.importorskip("torch")
-
-
-def param(values, device="cpu", dtype=None):
-    return nn.Parameter(lucid.tensor(values, dtype=dtype, device=device))
-
-
-def host(t):
-    return np.array(t.detach())
 
 
 def grad_for(step: int, index: int, values: np.ndarray) -> np.ndarray:
@@ -144,7 +133,7 @@ def test_state_iterates_flat_indices_in_group_order():
                                          ("AdamW", {"amsgrad": True}), ("SGD", {"momentum": 0.9}),
                                          ("SGD", {}), ("SparseAdam", {})])
 def test_state_keys_match_torch(name, kwargs):
-    torch = _torch()
+    torch = torch_or_skip()
     mine = getattr(optim, name)([param([[1.0, 2.0]])], lr=0.1, **kwargs)
     tp = torch.nn.Parameter(torch.tensor([[1.0, 2.0]]))
     theirs = getattr(torch.optim, name)([tp], lr=0.1, **kwargs)
@@ -381,7 +370,7 @@ def _torch_grad(torch, g, sparse):
 def test_double_continues_as_torch_after_load_state_dict_into_float64(name, kwargs):
     """lucid: step in float32, model.double(), step. torch: the same float32 point, then a
     float64 optimizer given the float32 state_dict (load_state_dict casts the moments)."""
-    torch = _torch()
+    torch = torch_or_skip()
     net = make_net("cpu", lucid.float32)
     params = list(net.parameters())
     opt = getattr(optim, name)(params, **kwargs)
@@ -443,7 +432,7 @@ def _step_both(torch, opt, params, topt, tparams, step, sparse):
 
 @pytest.mark.parametrize("name,kwargs", STATEFUL + [("SGD", {"lr": 0.1})], ids=STATEFUL_IDS + ["SGD-plain"])
 def test_state_dict_layout_matches_torch(name, kwargs):
-    torch = _torch()
+    torch = torch_or_skip()
     opt, params, topt, tparams = _pair(name, kwargs, torch)
     for step in range(1, 4):
         _step_both(torch, opt, params, topt, tparams, step, name == "SparseAdam")
@@ -591,7 +580,7 @@ def test_loaded_hyperparameters_override_the_constructors(device):
 
 
 def test_loaded_groups_keep_live_param_names_when_the_saved_have_none_like_torch():
-    torch = _torch()
+    torch = torch_or_skip()
     mine = optim.SGD([("w", param([1.0])), ("b", param([2.0]))], lr=0.1)
     mine.load_state_dict(optim.SGD([param([1.0]), param([2.0])], lr=0.2).state_dict())
     tp = lambda: torch.nn.Parameter(torch.ones(1))  # noqa: E731

@@ -16,26 +16,10 @@ import pytest
 import lucid
 from lucid import nn, optim
 from lucid.optim.optimizer import required
+from helpers import param, raised, torch_or_skip
 
 GPU = lucid.is_available("gpu")
 needs_gpu = pytest.mark.skipif(not GPU, reason="needs the gpu (MLX) device")
-
-
-def _torch():
-    return pytest.importorskip("torch")
-
-
-def param(values, device="cpu", dtype=None):
-    return nn.Parameter(lucid.tensor(values, dtype=dtype, device=device))
-
-
-def raised(fn):
-    """The exception ``fn()`` raises, or None."""
-    try:
-        fn()
-    except Exception as exc:  # noqa: BLE001 - any exception is compared
-        return exc
-    return None
 
 
 def assert_same_error(lucid_fn, torch_fn):
@@ -89,13 +73,13 @@ def test_bare_tensor_raises_type_error():
 
 
 def test_non_tensor_element_raises_like_torch():
-    torch = _torch()
+    torch = torch_or_skip()
     assert_same_error(lambda: optim.SGD([param([1.0]), 3], lr=0.1),
                       lambda: torch.optim.SGD([torch.nn.Parameter(torch.ones(1)), 3], lr=0.1))
 
 
 def test_non_leaf_raises_like_torch():
-    torch = _torch()
+    torch = torch_or_skip()
     x = param([1.0, 2.0])
     tx = torch.nn.Parameter(torch.ones(2))
     assert_same_error(lambda: optim.SGD([x * 2], lr=0.1), lambda: torch.optim.SGD([tx * 2], lr=0.1))
@@ -109,7 +93,7 @@ def test_non_leaf_that_retains_grad_is_accepted():
 
 
 def test_set_in_a_group_raises_like_torch():
-    torch = _torch()
+    torch = torch_or_skip()
     p, tp = param([1.0]), torch.nn.Parameter(torch.ones(1))
     assert_same_error(lambda: optim.SGD([{"params": {p}}], lr=0.1),
                       lambda: torch.optim.SGD([{"params": {tp}}], lr=0.1))
@@ -130,7 +114,7 @@ def test_single_tensor_as_group_params_is_wrapped():
 
 
 def test_same_parameter_in_two_groups_raises_like_torch():
-    torch = _torch()
+    torch = torch_or_skip()
     p, tp = param([1.0]), torch.nn.Parameter(torch.ones(1))
     assert_same_error(lambda: optim.SGD([{"params": [p]}, {"params": [p]}], lr=0.1),
                       lambda: torch.optim.SGD([{"params": [tp]}, {"params": [tp]}], lr=0.1))
@@ -154,7 +138,7 @@ def test_duplicate_in_one_group_raises_value_error_and_is_documented():
 
 
 def test_group_keys_match_torch_defaults_overrides_and_extras():
-    torch = _torch()
+    torch = torch_or_skip()
 
     def build(lib, P):
         a, b, c = P([1.0]), P([2.0]), P([3.0])
@@ -172,7 +156,7 @@ def test_group_keys_match_torch_defaults_overrides_and_extras():
 
 @pytest.mark.parametrize("name", ["Adam", "AdamW", "SparseAdam"])
 def test_adam_family_group_keys_match_torch(name):
-    torch = _torch()
+    torch = torch_or_skip()
 
     def build(lib, P):
         return getattr(lib.optim, name)([{"params": [P()], "lr": 0.5}, {"params": [P()], "betas": (0.8, 0.9)}],
@@ -191,7 +175,7 @@ class _NeedsLr(optim.Optimizer):
 
 
 def test_required_hyperparameter_missing_raises_like_torch():
-    torch = _torch()
+    torch = torch_or_skip()
     from torch.optim.optimizer import required as torch_required
 
     class TorchNeedsLr(torch.optim.Optimizer):
@@ -204,7 +188,7 @@ def test_required_hyperparameter_missing_raises_like_torch():
 
 
 def test_named_params_fill_param_names_like_torch():
-    torch = _torch()
+    torch = torch_or_skip()
     mine = optim.SGD([("w", param([1.0])), ("b", param([2.0]))], lr=0.1)
     theirs = torch.optim.SGD([("w", torch.nn.Parameter(torch.ones(1))), ("b", torch.nn.Parameter(torch.ones(1)))],
                              lr=0.1)
@@ -214,14 +198,14 @@ def test_named_params_fill_param_names_like_torch():
 
 
 def test_partially_named_params_raise_like_torch():
-    torch = _torch()
+    torch = torch_or_skip()
     assert_same_error(lambda: optim.SGD([("w", param([1.0])), param([2.0])], lr=0.1),
                       lambda: torch.optim.SGD([("w", torch.nn.Parameter(torch.ones(1))),
                                                torch.nn.Parameter(torch.ones(1))], lr=0.1))
 
 
 def test_named_and_unnamed_groups_mixed_raise_like_torch():
-    torch = _torch()
+    torch = torch_or_skip()
     tp = lambda: torch.nn.Parameter(torch.ones(1))  # noqa: E731
     assert_same_error(lambda: optim.SGD([{"params": [("w", param([1.0]))]}, {"params": [param([2.0])]}], lr=0.1),
                       lambda: torch.optim.SGD([{"params": [("w", tp())]}, {"params": [tp()]}], lr=0.1))
@@ -235,7 +219,7 @@ def test_named_and_unnamed_groups_mixed_raise_like_torch():
     ("SparseAdam", {"amsgrad": True}),
 ])
 def test_unknown_constructor_kwargs_raise_type_error_like_torch(name, kwargs):
-    torch = _torch()
+    torch = torch_or_skip()
     with pytest.raises(TypeError):
         getattr(optim, name)([param([1.0])], **kwargs)
     with pytest.raises(TypeError):
@@ -288,7 +272,7 @@ def _hyper(value, lib):
 @pytest.mark.parametrize("name,kwargs", BAD_HYPERPARAMETERS,
                          ids=[f"{n}-{'-'.join(f'{k}={v}' for k, v in kw.items())}" for n, kw in BAD_HYPERPARAMETERS])
 def test_invalid_hyperparameters_raise_exactly_like_torch(name, kwargs):
-    torch = _torch()
+    torch = torch_or_skip()
     assert_same_error(
         lambda: getattr(optim, name)([param([1.0, 2.0])], **{k: _hyper(v, lucid) for k, v in kwargs.items()}),
         lambda: getattr(torch.optim, name)([torch.nn.Parameter(torch.ones(2))],
@@ -297,7 +281,7 @@ def test_invalid_hyperparameters_raise_exactly_like_torch(name, kwargs):
 
 @pytest.mark.parametrize("name", ["SGD", "Adam"])
 def test_hyperparameters_are_checked_before_params_like_torch(name):
-    torch = _torch()
+    torch = torch_or_skip()
     assert_same_error(lambda: getattr(optim, name)(param([1.0]), lr=-1.0),
                       lambda: getattr(torch.optim, name)(torch.nn.Parameter(torch.ones(1)), lr=-1.0))
 
@@ -593,7 +577,7 @@ def test_step_hooks_fire_once_when_a_subclass_step_calls_super():
 
 @pytest.mark.parametrize("how", ["none", "positional", "keyword"])
 def test_step_hooks_receive_args_and_kwargs_as_torch(how):
-    torch = _torch()
+    torch = torch_or_skip()
 
     def record(lib, P):
         opt = lib.optim.SGD([P()], lr=0.1)
@@ -735,7 +719,7 @@ def test_removed_state_dict_hooks_do_not_run():
 # ----------------------------------------------------------------------------------------
 
 def test_repr_equals_torch_for_sgd_groups():
-    torch = _torch()
+    torch = torch_or_skip()
 
     def build(lib, P):
         return lib.optim.SGD([{"params": [P()], "lr": 0.5, "extra": "x"}, {"params": [P()]}], lr=0.1,
@@ -746,7 +730,7 @@ def test_repr_equals_torch_for_sgd_groups():
 
 @pytest.mark.parametrize("name", ["Adam", "AdamW", "SparseAdam"])
 def test_repr_equals_torch_for_adam_family(name):
-    torch = _torch()
+    torch = torch_or_skip()
     mine = getattr(optim, name)([param([1.0])], lr=0.01)
     theirs = getattr(torch.optim, name)([torch.nn.Parameter(torch.ones(1))], lr=0.01)
     assert repr(mine) == repr(theirs)
@@ -754,14 +738,14 @@ def test_repr_equals_torch_for_adam_family(name):
 
 def test_repr_with_a_0d_tensor_lr_equals_torch():
     # torch formats a 0-d tensor as its value inside an f-string, so the repr shows "lr: 0.5"
-    torch = _torch()
+    torch = torch_or_skip()
     mine = repr(optim.SGD([param([1.0])], lr=lucid.tensor(0.5)))
     theirs = repr(torch.optim.SGD([torch.nn.Parameter(torch.ones(1))], lr=torch.tensor(0.5)))
     assert mine == theirs and "    lr: 0.5\n" in mine
 
 
 def test_repr_with_a_1d_tensor_lr_matches_torch_modulo_the_tensor_text():
-    torch = _torch()
+    torch = torch_or_skip()
     mine = repr(optim.SGD([param([1.0])], lr=lucid.tensor([0.5])))
     theirs = repr(torch.optim.SGD([torch.nn.Parameter(torch.ones(1))], lr=torch.tensor([0.5])))
     normal = lambda text: re.sub(r"tensor\([^)]*\)", "tensor(...)", text)  # noqa: E731
@@ -769,7 +753,7 @@ def test_repr_with_a_1d_tensor_lr_matches_torch_modulo_the_tensor_text():
 
 
 def test_0d_tensor_formats_as_its_value_like_torch():
-    torch = _torch()
+    torch = torch_or_skip()
     for spec in ("", ".3f", "e"):
         assert format(lucid.tensor(0.25), spec) == format(torch.tensor(0.25), spec)
     assert f"{lucid.tensor(-1.0)}" == f"{torch.tensor(-1.0)}" == "-1.0"
@@ -858,7 +842,7 @@ def test_copies_drop_hooks(how):
 
 
 def test_deepcopy_of_a_parameter_copies_storage_not_grad_like_torch(device):
-    torch = _torch()
+    torch = torch_or_skip()
     p = param([1.0, 2.0], device)
     (p * 3).sum().backward()
     q = copy.deepcopy(p)
@@ -874,7 +858,7 @@ def test_deepcopy_of_a_parameter_copies_storage_not_grad_like_torch(device):
 
 
 def test_deepcopy_of_a_leaf_tensor_copies_storage_and_grad_like_torch(device):
-    torch = _torch()
+    torch = torch_or_skip()
     t = lucid.tensor([1.0, 2.0], device=device, requires_grad=True)
     (t * 3).sum().backward()
     u = copy.deepcopy(t)
@@ -917,7 +901,7 @@ def test_deepcopy_keeps_shared_tensors_shared():
 
 
 def test_deepcopy_of_a_non_leaf_raises_like_torch():
-    torch = _torch()
+    torch = torch_or_skip()
     x = param([1.0, 2.0])
     tx = torch.nn.Parameter(torch.ones(2))
     assert_same_error(lambda: copy.deepcopy(x * 2), lambda: copy.deepcopy(tx * 2))

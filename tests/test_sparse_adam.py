@@ -17,23 +17,12 @@ import pytest
 
 import lucid
 from lucid import nn, optim
+from helpers import host, param, torch_or_skip
 from tolerances import close
 
 # a copy of ../shared/seeds/002_ee29e4dd45433aeb.txt, kept in the repository so the check always runs
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "spec" / "sparse_adam_page.txt"
 DTYPE = {"cpu": ("float64", lucid.float64, np.float64), "gpu": ("float32", lucid.float32, np.float32)}
-
-
-def _torch():
-    return pytest.importorskip("torch")
-
-
-def host(t):
-    return np.array(t.detach())
-
-
-def param(values, device="cpu", dtype=None):
-    return nn.Parameter(lucid.tensor(values, dtype=dtype, device=device))
 
 
 def row_grad(shape, rows, rng, dtype=np.float64):
@@ -111,7 +100,7 @@ def test_page_example_2_runs_and_updates_rows_3_and_17_only():
 
 
 def test_page_example_2_equals_torch_sparse_embedding():
-    torch = _torch()
+    torch = torch_or_skip()
     weight = np.random.default_rng(0).normal(size=(100, 8))
     ours = nn.Embedding(100, 8)
     ours.weight.data = lucid.tensor(weight)
@@ -326,7 +315,7 @@ def test_maximize_moves_touched_rows_uphill_only():
 
 @pytest.mark.parametrize("maximize", [False, True])
 def test_agrees_with_torch_on_an_embedding_like_problem(maximize, device):
-    torch = _torch()
+    torch = torch_or_skip()
     dtype_name, dtype, np_dtype = DTYPE[device]
     rng = np.random.default_rng(9)
     shapes = [(20,), (12, 4), (8, 3, 2)]
@@ -370,7 +359,7 @@ def test_agrees_with_torch_on_an_embedding_like_problem(maximize, device):
 @pytest.mark.parametrize("kwargs", [{"lr": 0.0}, {"eps": 0.0}, {"lr": -1e-3}, {"eps": -1.0}],
                          ids=["lr=0", "eps=0", "lr<0", "eps<0"])
 def test_lr_and_eps_must_be_strictly_positive_like_torch(kwargs):
-    torch = _torch()
+    torch = torch_or_skip()
     with pytest.raises(ValueError) as mine:
         optim.SparseAdam([param([1.0])], **kwargs)
     with pytest.raises(ValueError) as theirs:
