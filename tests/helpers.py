@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -38,3 +40,12 @@ def torch_pair(values, dtype=np.float64):
     torch = torch_or_skip()
     array = np.asarray(values, dtype=dtype)
     return nn.Parameter(lucid.tensor(array)), torch.from_numpy(array.copy()).requires_grad_()
+
+
+def assert_same_signature(ours, theirs):
+    """``ours`` takes the same parameters as ``theirs``: names, order, kinds and defaults."""
+    ours, theirs = inspect.signature(ours).parameters, inspect.signature(theirs).parameters
+    assert list(ours) == list(theirs)
+    for key in theirs:
+        assert ours[key].kind == theirs[key].kind, key
+        assert ours[key].default == theirs[key].default, key

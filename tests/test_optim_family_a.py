@@ -11,14 +11,13 @@ test_optimizer_base.py.)
 
 from __future__ import annotations
 
-import inspect
 
 import numpy as np
 import pytest
 
 import lucid
 from lucid import nn, optim
-from helpers import raised, torch_or_skip, torch_pair
+from helpers import assert_same_signature, raised, torch_or_skip, torch_pair
 from tolerances import close
 
 NAMES = ["Adadelta", "Adagrad", "Adamax", "ASGD", "NAdam", "RAdam", "RMSprop", "Rprop"]
@@ -28,13 +27,7 @@ GPU = lucid.is_available("gpu")
 # --- signatures and defaults -----------------------------------------------------------------
 @pytest.mark.parametrize("name", NAMES)
 def test_signature_matches_torch(name):
-    torch = torch_or_skip()
-    ours = inspect.signature(getattr(optim, name)).parameters
-    theirs = inspect.signature(getattr(torch.optim, name)).parameters
-    assert list(ours) == list(theirs)
-    for key in theirs:
-        assert ours[key].kind == theirs[key].kind, key
-        assert ours[key].default == theirs[key].default, key
+    assert_same_signature(getattr(optim, name), getattr(torch_or_skip().optim, name))
 
 
 @pytest.mark.parametrize("name", NAMES)

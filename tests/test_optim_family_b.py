@@ -18,7 +18,7 @@ import pytest
 
 import lucid
 from lucid import nn, optim
-from helpers import raised, torch_or_skip, torch_pair
+from helpers import assert_same_signature, raised, torch_or_skip, torch_pair
 from tolerances import close
 from torch_reference import muon_in_param_dtype
 
@@ -31,13 +31,7 @@ MATRIX = [[1.0, -2.0, 0.5], [0.25, 3.0, -1.0]]
 # --- signatures and defaults -----------------------------------------------------------------
 @pytest.mark.parametrize("name", ["Adafactor", "Muon"])
 def test_signature_matches_torch(name):
-    torch = torch_or_skip()
-    ours = inspect.signature(getattr(optim, name)).parameters
-    theirs = inspect.signature(getattr(torch.optim, name)).parameters
-    assert list(ours) == list(theirs)
-    for key in theirs:
-        assert ours[key].kind == theirs[key].kind, key
-        assert ours[key].default == theirs[key].default, key
+    assert_same_signature(getattr(optim, name), getattr(torch_or_skip().optim, name))
 
 
 @pytest.mark.parametrize("name", ["Adafactor", "Muon"])

@@ -374,9 +374,7 @@ def test_double_continues_as_torch_after_load_state_dict_into_float64(name, kwar
     net = make_net("cpu", lucid.float32)
     params = list(net.parameters())
     opt = getattr(optim, name)(params, **kwargs)
-    for step in range(1, 4):
-        set_grads(params, step)
-        opt.step()
+    _run(opt, params, range(1, 4))
     # torch starts from lucid's float32 point, bit for bit
     t32 = [torch.nn.Parameter(torch.tensor(host(p))) for p in params]
     topt32 = getattr(torch.optim, name)(t32, **kwargs)
@@ -473,6 +471,13 @@ def _training(name, kwargs, device="cpu", dtype=lucid.float64):
     return opt, params
 
 
+def _run(opt, params, steps):
+    """Step ``opt`` once for each step number in ``steps``, with ``set_grads``'s gradients."""
+    for step in steps:
+        set_grads(params, step)
+        opt.step()
+
+
 def _clone_params(params):
     return [nn.Parameter(p.detach().clone()) for p in params]
 
@@ -480,9 +485,7 @@ def _clone_params(params):
 @pytest.mark.parametrize("name,kwargs", STATEFUL, ids=STATEFUL_IDS)
 def test_round_trip_mid_run_continues_bit_identically(name, kwargs, device):
     opt, params = _training(name, kwargs, device)
-    for step in range(1, 11):
-        set_grads(params, step)
-        opt.step()
+    _run(opt, params, range(1, 11))
     saved = opt.state_dict()
     twins = _clone_params(params)
     other_kwargs = {**kwargs, "lr": 0.5}
@@ -502,39 +505,29 @@ def test_round_trip_mid_run_continues_bit_identically(name, kwargs, device):
 @pytest.mark.parametrize("name,kwargs", STATEFUL, ids=STATEFUL_IDS)
 def test_stepping_the_loaded_optimizer_never_changes_the_original(name, kwargs):
     opt, params = _training(name, kwargs)
-    for step in range(1, 4):
-        set_grads(params, step)
-        opt.step()
+    _run(opt, params, range(1, 4))
     before = record(opt, params)
     twins = _clone_params(params)
     twin = getattr(optim, name)([{"params": twins[:2]}, {"params": twins[2:]}], **kwargs)
     twin.load_state_dict(opt.state_dict())
-    for step in range(4, 7):
-        set_grads(twins, step)
-        twin.step()
+    _run(twin, twins, range(4, 7))
     assert_records_equal(record(opt, params), before)
 
 
 @pytest.mark.parametrize("name,kwargs", STATEFUL, ids=STATEFUL_IDS)
 def test_exported_state_dict_does_not_change_after_more_steps(name, kwargs):
     opt, params = _training(name, kwargs)
-    for step in range(1, 4):
-        set_grads(params, step)
-        opt.step()
+    _run(opt, params, range(1, 4))
     saved = opt.state_dict()
     frozen = copy.deepcopy(saved)
-    for step in range(4, 7):
-        set_grads(params, step)
-        opt.step()
+    _run(opt, params, range(4, 7))
     assert_state_dicts_equal(saved, frozen)
 
 
 @pytest.mark.parametrize("name,kwargs", STATEFUL, ids=STATEFUL_IDS)
 def test_modifying_a_saved_dict_never_changes_its_optimizer(name, kwargs):
     opt, params = _training(name, kwargs)
-    for step in range(1, 4):
-        set_grads(params, step)
-        opt.step()
+    _run(opt, params, range(1, 4))
     before = record(opt, params)
     saved = opt.state_dict()
     with lucid.no_grad():
@@ -551,9 +544,7 @@ def test_modifying_a_saved_dict_never_changes_its_optimizer(name, kwargs):
 @pytest.mark.parametrize("name,kwargs", STATEFUL, ids=STATEFUL_IDS)
 def test_modifying_a_loaded_dict_never_changes_the_optimizer_it_went_into(name, kwargs):
     opt, params = _training(name, kwargs)
-    for step in range(1, 4):
-        set_grads(params, step)
-        opt.step()
+    _run(opt, params, range(1, 4))
     saved = opt.state_dict()
     twins = _clone_params(params)
     twin = getattr(optim, name)([{"params": twins[:2]}, {"params": twins[2:]}], **kwargs)
@@ -594,9 +585,7 @@ def test_loaded_groups_keep_live_param_names_when_the_saved_have_none_like_torch
 @pytest.mark.parametrize("name,kwargs", STATEFUL, ids=STATEFUL_IDS)
 def test_loading_float32_state_into_float64_params_casts_moments_keeps_int_step(name, kwargs):
     opt, params = _training(name, kwargs, dtype=lucid.float32)
-    for step in range(1, 4):
-        set_grads(params, step)
-        opt.step()
+    _run(opt, params, range(1, 4))
     saved = opt.state_dict()
     twins = [nn.Parameter(p.detach().double()) for p in params]
     twin = getattr(optim, name)([{"params": twins[:2]}, {"params": twins[2:]}], **kwargs)
@@ -614,9 +603,7 @@ def test_loading_float32_state_into_float64_params_casts_moments_keeps_int_step(
 @pytest.mark.parametrize("name,kwargs", STATEFUL, ids=STATEFUL_IDS)
 def test_loading_cpu_state_into_gpu_params_moves_it(name, kwargs):
     opt, params = _training(name, kwargs, "cpu", lucid.float32)
-    for step in range(1, 4):
-        set_grads(params, step)
-        opt.step()
+    _run(opt, params, range(1, 4))
     twins = [nn.Parameter(p.detach().to("gpu")) for p in params]
     twin = getattr(optim, name)([{"params": twins[:2]}, {"params": twins[2:]}], **kwargs)
     twin.load_state_dict(opt.state_dict())
@@ -728,9 +715,7 @@ INVALID_LOADS = {
 
 def _trained_for_loading(device="cpu"):
     opt, params = _training("Adam", {"lr": 0.05, "amsgrad": True}, device)
-    for step in range(1, 4):
-        set_grads(params, step)
-        opt.step()
+    _run(opt, params, range(1, 4))
     return opt, params
 
 
