@@ -910,7 +910,17 @@ class _Composite(LRScheduler):
 
 
 class SequentialLR(_Composite):
-    """Run one scheduler after another, switching at the milestone epochs.
+    r"""Run one scheduler after another, switching at the milestone epochs.
+
+    With children :math:`S_0, \dots, S_{k}` and milestones :math:`m_1 < \dots < m_k`
+    (:math:`m_0 = 0`), the lr at epoch :math:`t` is the active child's at its own epoch:
+
+    .. math::
+
+        \eta_t = \eta^{(S_i)}_{t - m_i} \quad \text{for } m_i \le t < m_{i+1}
+        \quad (m_{k+1} = \infty)
+
+    where each child starts from the groups' ``initial_lr`` :math:`\eta_0`.
 
     At construction the groups' lrs go back to ``initial_lr``, the children's own initial
     steps are undone, and only the first child steps. At a milestone the next child
@@ -1020,7 +1030,17 @@ class SequentialLR(_Composite):
 
 
 class ChainedScheduler(_Composite):
-    """Step several schedulers of one optimizer together; their effects multiply.
+    r"""Step several schedulers of one optimizer together; their effects multiply.
+
+    Each step applies every child's recursive update, in order, to the lr the previous
+    child left: for chainable children whose step multiplies the lr by :math:`r^{(i)}_t`,
+
+    .. math::
+
+        \eta_t = \eta_{t-1} \prod_i r^{(i)}_t
+
+    e.g. ExponentialLR(:math:`\gamma`) chained with StepLR(:math:`s`, :math:`\gamma'`) gives
+    :math:`\eta_t = \eta_0\, \gamma^{t} \gamma'^{\lfloor t / s \rfloor}`.
 
     There is no initial step of its own: the children already took theirs.
 
@@ -1083,7 +1103,23 @@ class ChainedScheduler(_Composite):
 
 
 class ReduceLROnPlateau(LRScheduler):
-    """Reduce each group's lr by ``factor`` once a metric has stopped improving.
+    r"""Reduce each group's lr by ``factor`` once a metric has stopped improving.
+
+    With metric :math:`x_t`, best value :math:`x^*` and threshold :math:`\tau`, in mode
+    "min" an epoch is good if :math:`x_t < x^*(1 - \tau)` ("rel") or
+    :math:`x_t < x^* - \tau` ("abs") ("max": :math:`x_t > x^*(1 + \tau)` or
+    :math:`x_t > x^* + \tau`). Counting bad epochs :math:`b` outside cooldowns, with
+    :math:`f` = ``factor`` and :math:`\eta_{\min}` = ``min_lr``,
+
+    .. math::
+
+        \eta_t = \begin{cases}
+            \max(f\,\eta_{t-1}, \eta_{\min}) & \text{if } b > \text{patience and }
+                \eta_{t-1} - \max(f\,\eta_{t-1}, \eta_{\min}) > \epsilon \\
+            \eta_{t-1} & \text{otherwise}
+        \end{cases}
+
+    (a reduction resets :math:`b` and starts a cooldown).
 
     Each ``step(metric)``: a metric better than the best so far (beyond ``threshold``)
     resets the count of bad epochs, another adds one; during a cooldown bad epochs are not
@@ -1262,6 +1298,21 @@ class CyclicLR(LRScheduler):
     ``"triangular2"``: halved each cycle) or of the step (``"exp_range"``: ``gamma**step``).
     With ``cycle_momentum``, ``momentum`` (or ``betas[0]``, for optimizers with ``betas``)
     cycles between ``max_momentum`` and ``base_momentum``. Step it after every batch.
+
+    With :math:`T = T_{\text{up}} + T_{\text{down}}`, :math:`r = T_{\text{up}} / T` and
+    batch index :math:`t`:
+
+    .. math::
+
+        \begin{aligned}
+        c &= \lfloor 1 + t / T \rfloor, \qquad x = 1 + t / T - c \\
+        h &= \begin{cases} x / r & x \le r \\ (x - 1) / (r - 1) & x > r \end{cases} \\
+        \eta_t &= \eta_{\text{base}} + (\eta_{\max} - \eta_{\text{base}})\, h\, s, \qquad
+        \mu_t = \mu_{\max} - (\mu_{\max} - \mu_{\text{base}})\, h\, s
+        \end{aligned}
+
+    with :math:`s = 1` ("triangular"), :math:`s = 2^{1 - c}` ("triangular2"),
+    :math:`s = \gamma^{t}` ("exp_range"), or ``scale_fn`` of :math:`c` or :math:`t`.
 
     Parameters
     ----------
@@ -1527,6 +1578,28 @@ class OneCycleLR(LRScheduler):
     phases), by cosine or linear annealing; momentum (or ``betas[0]``) moves the other way
     between ``max_momentum`` and ``base_momentum``. Not chainable; step it after every
     batch, ``total_steps`` times at most.
+
+    With :math:`N` = ``total_steps``, :math:`p` = ``pct_start``,
+    :math:`\eta_{\text{init}} = \eta_{\max} / \text{div\_factor}` and
+    :math:`\eta_{\min} = \eta_{\text{init}} / \text{final\_div\_factor}`, the phases end at
+    :math:`e_1 = pN - 1` and :math:`e_2 = N - 1` (three phases: :math:`e_1 = pN - 1`,
+    :math:`e_2 = 2pN - 2`, :math:`e_3 = N - 1`); at batch :math:`t` in phase :math:`i`
+    (from :math:`e_{i-1}`, :math:`e_0 = 0`, and lr :math:`a_i` to :math:`b_i`),
+
+    .. math::
+
+        \begin{aligned}
+        q &= \frac{t - e_{i-1}}{e_i - e_{i-1}} \\
+        \eta_t &= b_i + \tfrac12 (a_i - b_i)\,(1 + \cos \pi q)
+            \quad\text{("cos")}, \qquad
+            \eta_t = a_i + (b_i - a_i)\, q \quad\text{("linear")}
+        \end{aligned}
+
+    with :math:`(a_i, b_i)` = :math:`(\eta_{\text{init}}, \eta_{\max})`,
+    :math:`(\eta_{\max}, \eta_{\min})`; with three phases
+    :math:`(\eta_{\text{init}}, \eta_{\max})`, :math:`(\eta_{\max}, \eta_{\text{init}})`,
+    :math:`(\eta_{\text{init}}, \eta_{\min})`. The momentum anneals the same way between
+    ``max_momentum`` and ``base_momentum``, opposite to the lr (constant in a third phase).
 
     Parameters
     ----------
