@@ -9,7 +9,8 @@ Golden files live in ``tests/golden/lbfgs/{case.name}.npz`` and hold, for ``call
 to ``step(closure)``: ``loss`` (float64, the value each call returned: the closure's first
 value of the step), ``func_evals`` and ``n_iter`` (int64, the first parameter's state after
 each call), and ``p{i}`` (``calls + 1`` snapshots of parameter ``i``, index 0 = initial).
-Everything is float64.
+Everything is float64. ``{case.name}.float32.npz`` holds the same run in float32 (the
+starting point and data rounded to float32; ``loss`` as a float64 array), for lucid on MLX.
 """
 
 from __future__ import annotations
@@ -104,10 +105,13 @@ CASES: list[LBFGSCase] = [
 CASES_BY_NAME = {case.name: case for case in CASES}
 
 
-def golden_path(case: LBFGSCase) -> Path:
-    return GOLDEN_DIR / f"{case.name}.npz"
+def golden_path(case: LBFGSCase, dtype: str = "float64") -> Path:
+    """``{name}.npz`` for the float64 run, ``{name}.float32.npz`` for the float32 one."""
+    if dtype not in ("float64", "float32"):
+        raise ValueError(dtype)
+    return GOLDEN_DIR / (f"{case.name}.npz" if dtype == "float64" else f"{case.name}.{dtype}.npz")
 
 
-def load_golden(case: LBFGSCase) -> dict[str, np.ndarray]:
-    with np.load(golden_path(case), allow_pickle=False) as archive:
+def load_golden(case: LBFGSCase, dtype: str = "float64") -> dict[str, np.ndarray]:
+    with np.load(golden_path(case, dtype), allow_pickle=False) as archive:
         return {key: archive[key] for key in archive.files}

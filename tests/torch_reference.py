@@ -209,18 +209,19 @@ def run_torch(case: OptimCase, dtype) -> dict[str, np.ndarray]:
     return out
 
 
-def run_torch_lbfgs(case) -> dict[str, np.ndarray]:
-    """Run an :class:`lbfgs_cases.LBFGSCase` through ``torch.optim.LBFGS`` (float64).
+def run_torch_lbfgs(case, dtype=np.float64) -> dict[str, np.ndarray]:
+    """Run an :class:`lbfgs_cases.LBFGSCase` through ``torch.optim.LBFGS`` in ``dtype``
+    (float64, or float32: the float64 starting point and data rounded to it).
 
     Returns the arrays of its golden file: ``loss``, ``func_evals`` and ``n_iter`` after
-    each ``step(closure)`` call, and ``p{i}`` before the first call and after each.
+    each ``step(closure)`` call, and ``p{i}`` (in ``dtype``) before the first call and after each.
     """
     import torch
 
     from lbfgs_cases import data, initial_params, loss
 
-    params = [torch.from_numpy(p.copy()).requires_grad_() for p in initial_params(case.problem)]
-    inputs = [torch.from_numpy(a) for a in data(case.problem)]
+    params = [torch.from_numpy(p.astype(dtype)).requires_grad_() for p in initial_params(case.problem)]
+    inputs = [torch.from_numpy(a.astype(dtype)) for a in data(case.problem)]
     optimizer = torch.optim.LBFGS(params, **{k: _to_torch(v) for k, v in case.kwargs.items()})
 
     def closure():

@@ -103,6 +103,11 @@ def generate_lbfgs() -> dict[Path, dict[str, np.ndarray]]:
     return {lbfgs_cases.golden_path(c): run_torch_lbfgs(c) for c in lbfgs_cases.CASES}
 
 
+def generate_lbfgs_float32() -> dict[Path, dict[str, np.ndarray]]:
+    """Every LBFGS case again in float32 (``{case}.float32.npz``), for lucid on MLX."""
+    return {lbfgs_cases.golden_path(c, "float32"): run_torch_lbfgs(c, np.float32) for c in lbfgs_cases.CASES}
+
+
 def diff_arrays(path: Path, fresh: dict[str, np.ndarray]) -> list[str]:
     """List the differences between the stored file at ``path`` and ``fresh``."""
     if not path.exists():
@@ -217,7 +222,7 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     fresh = generate()
-    fresh_lbfgs = generate_lbfgs()
+    fresh_lbfgs = {**generate_lbfgs(), **generate_lbfgs_float32()}
     meta = manifest()
     elapsed = time.perf_counter() - t0
     stale = sorted(set(GOLDEN_DIR.glob("*.npz")) - set(fresh)) if GOLDEN_DIR.exists() else []
