@@ -459,3 +459,35 @@ def test_clip_grad_norm_of_sparse_gradients_equals_torch_on_their_dense_values(n
     empty.grad = lucid.sparse_coo_tensor(lucid.zeros(1, 0, dtype=lucid.int64, device=device),
                                          lucid.zeros(0, 2, device=device), (4, 2))
     assert nn.utils.clip_grad_norm_([empty], 1.0, norm_type=norm_type).item() == 0.0
+
+
+def test_lbfgs_takes_sparse_gradients_as_their_dense_values_as_torch():
+    torch = _torch()
+    rng = np.random.default_rng(8)
+    start = rng.standard_normal((10, 3))
+    idx = rng.integers(0, 10, size=7)
+    results = []
+    for sparse in (True, False):
+        emb = nn.Embedding.from_pretrained(lucid.tensor(start), freeze=False, sparse=sparse)
+        opt = optim.LBFGS(emb.parameters(), lr=0.5, max_iter=5)
+
+        def closure():
+            opt.zero_grad()
+            loss = ((emb(lucid.tensor(idx)) - 1.0) ** 2).sum()
+            loss.backward()
+            return loss
+
+        opt.step(closure)
+        results.append(host(emb.weight))
+    temb = torch.nn.Embedding.from_pretrained(torch.tensor(start), freeze=False, sparse=True)
+    topt = torch.optim.LBFGS(temb.parameters(), lr=0.5, max_iter=5)
+
+    def tclosure():
+        topt.zero_grad()
+        loss = ((temb(torch.tensor(idx)) - 1.0) ** 2).sum()
+        loss.backward()
+        return loss
+
+    topt.step(tclosure)
+    np.testing.assert_array_equal(results[0], results[1])
+    close(results[0], temb.weight.detach().numpy(), "float64")

@@ -281,7 +281,8 @@ class LBFGS(Optimizer):
             if p.grad is None:
                 views.append(_factory.zeros(p.numel(), dtype=p.dtype, device=p.device))
             else:
-                views.append(p.grad.detach().reshape(-1))
+                grad = p.grad.to_dense() if p.grad.is_sparse else p.grad  # as torch does
+                views.append(grad.detach().reshape(-1))
         return cat(views)
 
     def _add_grad(self, step_size, update: Tensor) -> None:
