@@ -208,6 +208,46 @@ class SparseTensor:
         self._vals = b.astype(b.divide(self._vals, self._scalar(other)), self.dtype)
         return self
 
+    def div(self, other) -> "SparseTensor":
+        b = self._backend
+        values = b.astype(b.divide(self._vals, self._scalar(other)), self.dtype)
+        return SparseTensor._make(self._rows, values, self._shape, b, self._coalesced)
+
+    __truediv__ = div
+
+    def add_(self, other, alpha=1) -> "SparseTensor":
+        """``self += alpha * other`` for a sparse ``other``: its rows appended (uncoalesced)."""
+        if not isinstance(other, SparseTensor):
+            raise TypeError(f"a sparse tensor can add a sparse tensor in place, not a {type(other).__name__}")
+        total = self.add(other, alpha=alpha)
+        self._rows, self._vals, self._coalesced = total._rows, total._vals, total._coalesced
+        return self
+
+    def clamp_(self, min=None, max=None) -> "SparseTensor":  # noqa: A002 - torch's names
+        """Clamp the listed values in place (the unlisted zeros are left as they are)."""
+        b = self._backend
+        low = -math.inf if min is None else min
+        high = math.inf if max is None else max
+        self._vals = b.astype(b.clip(self._vals, low, high), self.dtype)
+        return self
+
+    def isfinite(self) -> Tensor:
+        """Whether each *listed* value is finite (the unlisted zeros are): a dense bool tensor
+        shaped like :meth:`values`."""
+        return Tensor._make(self._backend.isfinite(self._vals), self._backend)
+
+    @property
+    def data(self) -> "SparseTensor":
+        return self.detach()
+
+    @data.setter
+    def data(self, other: "SparseTensor") -> None:
+        """Adopt ``other``'s rows and values (how ``module.to()`` converts a gradient in place)."""
+        if not isinstance(other, SparseTensor):
+            raise TypeError(f"a sparse tensor's data must be a sparse tensor, not a {type(other).__name__}")
+        self._rows, self._vals, self._shape = other._rows, other._vals, other._shape
+        self._backend, self._coalesced = other._backend, other._coalesced
+
     def __neg__(self) -> "SparseTensor":
         b = self._backend
         return SparseTensor._make(self._rows, b.negative(self._vals), self._shape, b, self._coalesced)

@@ -494,3 +494,37 @@ def test_lbfgs_takes_sparse_gradients_as_their_dense_values_as_torch():
     topt.step(tclosure)
     np.testing.assert_array_equal(results[0], results[1])
     close(results[0], temb.weight.detach().numpy(), "float64")
+
+
+def test_wrappers_clipping_by_value_and_conversions_take_sparse_gradients(device):
+    rng = np.random.default_rng(12)
+    start = rng.standard_normal((15, 3)).astype(np.float32)
+    batches = [rng.integers(0, 15, size=6) for _ in range(3)]
+    # GradientAccumulation over three microbatches = one step on the mean gradient
+    a = nn.Embedding.from_pretrained(lucid.tensor(start, device=device), freeze=False, sparse=True)
+    b = nn.Embedding.from_pretrained(lucid.tensor(start, device=device), freeze=False, sparse=True)
+    acc = optim.GradientAccumulation(optim.SparseAdam(a.parameters(), lr=0.1), steps=3)
+    for idx in batches:
+        (a(lucid.tensor(idx, device=device)) ** 2).sum().backward()
+        acc.step()
+    opt = optim.SparseAdam(b.parameters(), lr=0.1)
+    for idx in batches:
+        (b(lucid.tensor(idx, device=device)) ** 2).sum().backward()
+    b.weight.grad = b.weight.grad / 3
+    opt.step()
+    close(host(a.weight), host(b.weight), "float32")
+    # SkipNonFinite looks at the listed values
+    c = nn.Embedding(5, 2, sparse=True, device=device)
+    skip = optim.SkipNonFinite(optim.SGD(c.parameters(), lr=0.1))
+    before = host(c.weight)
+    c.weight.grad = lucid.sparse_coo_tensor([[1]], lucid.tensor([[float("nan"), 1.0]], device=device), (5, 2))
+    skip.step()
+    assert skip.skipped_steps == 1 and (host(c.weight) == before).all()
+    # clip_grad_value_ clamps the listed values
+    c.weight.grad = lucid.sparse_coo_tensor([[1, 3]], lucid.tensor([[5.0, -5.0], [0.5, 2.0]], device=device), (5, 2))
+    nn.utils.clip_grad_value_(c.parameters(), 1.0)
+    assert c.weight.grad.values().tolist() == [[1.0, -1.0], [0.5, 1.0]]
+    # module conversions carry a sparse gradient along
+    c.double()
+    assert c.weight.grad.is_sparse and c.weight.grad.dtype is lucid.float64
+    assert c.weight.grad.to_dense().tolist()[3] == [0.5, 1.0]

@@ -357,7 +357,8 @@ class Optimizer:
         ----------
         set_to_none : bool, default True
             Set ``.grad`` to None (the parameter is then skipped by ``step``), or, if False,
-            write zeros into the existing gradient in place (the parameter still steps).
+            write zeros into the existing gradient in place (the parameter still steps). A
+            row-sparse gradient is emptied instead (no rows left, in O(1)), as in torch.
 
         Examples
         --------

@@ -32,7 +32,11 @@ def _evaluate(tensors) -> None:
     """Evaluate lazily computed ``tensors`` once per backend (a no-op on NumPy)."""
     by_backend: dict = {}
     for tensor in tensors:
-        by_backend.setdefault(tensor._backend, []).append(tensor._data)
+        arrays = by_backend.setdefault(tensor._backend, [])
+        if tensor.is_sparse:  # a sum of sparse gradients: its rows and values
+            arrays.extend((tensor._rows, tensor._vals))
+        else:
+            arrays.append(tensor._data)
     for backend, arrays in by_backend.items():
         backend.eval(arrays)
 
