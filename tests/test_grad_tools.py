@@ -114,7 +114,7 @@ def test_mixed_dtypes_give_the_widest_norm():
 def test_none_grads_are_skipped_and_all_none_gives_zero():
     a, b = nn.Parameter(lucid.zeros(2)), nn.Parameter(lucid.zeros(2))
     a.grad = lucid.tensor([3.0, 4.0])
-    assert clip_grad_norm_([a, b], 1.0).item() == pytest.approx(5.0)
+    assert clip_grad_norm_([a, b], 1.0).item() == 5.0  # exact: sqrt(25) in float32
     assert b.grad is None
     a.grad = None
     zero = clip_grad_norm_([a, b], 1.0)
