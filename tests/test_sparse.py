@@ -9,6 +9,8 @@ import pickle
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import lucid
 import lucid.nn.functional as F
@@ -528,3 +530,24 @@ def test_wrappers_clipping_by_value_and_conversions_take_sparse_gradients(device
     c.double()
     assert c.weight.grad.is_sparse and c.weight.grad.dtype is lucid.float64
     assert c.weight.grad.to_dense().tolist()[3] == [0.5, 1.0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.integers(1, 12), nnz=st.integers(0, 40), tail=st.sampled_from([(), (3,), (2, 2)]),
+       seed=st.integers(0, 2**31 - 1), sort=st.booleans())
+def test_coalesce_and_to_dense_equal_a_reference_on_every_backend(rows, nnz, tail, seed, sort):
+    rng = np.random.default_rng(seed)
+    index = rng.integers(0, rows, size=nnz)
+    if sort:
+        index = np.sort(index)
+    values = dyadic(rng, (nnz,) + tail, np.float32)
+    expected = np.zeros((rows,) + tail, np.float32)
+    np.add.at(expected, index, values)
+    devices = ["cpu"] + (["gpu"] if lucid.is_available("gpu") else [])
+    for device in devices:
+        g = lucid.sparse_coo_tensor(index[None, :], lucid.tensor(values, device=device), (rows,) + tail)
+        c = g.coalesce()
+        assert c.indices().tolist() == [sorted(set(index.tolist()))]
+        np.testing.assert_array_equal(host(c.to_dense()), expected)
+        np.testing.assert_array_equal(host(g.to_dense()), expected)
+        np.testing.assert_array_equal(host(c.values()), expected[np.unique(index)])
