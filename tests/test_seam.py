@@ -2,7 +2,9 @@
 
 Every other module reaches arrays through a backend (``lucid._backend.get``) and host data
 through ``lucid._backend.host``, so a third array library would be one more backend and
-nothing else. The check parses each module (imports inside functions count too).
+nothing else. The check parses each module (imports inside functions count too). Nor does
+any module outside the seam reach a backend's array namespace (its private ``_xp``, once
+the public ``xp``): it calls the backend's named methods instead.
 """
 
 from __future__ import annotations
@@ -54,3 +56,42 @@ def test_the_check_sees_every_form_of_import():
     source = "import numpy as np\nfrom mlx import core\ndef f():\n    import numpy.linalg\n__import__('mlx.core')\n"
     roots = [root for _, root in _imported_roots(ast.parse(source))]
     assert sorted(roots) == ["mlx", "mlx", "numpy", "numpy"]
+
+
+NAMESPACE_ATTRIBUTES = {"xp", "_xp"}
+
+
+def _namespace_uses(tree: ast.AST):
+    """``(line, name)`` of every use of an attribute named ``xp`` or ``_xp`` in ``tree``:
+    ``obj.xp`` (read or written) and ``getattr``/``setattr``/``hasattr`` with the name spelled out."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in NAMESPACE_ATTRIBUTES:
+            yield node.lineno, node.attr
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id in ("getattr", "setattr", "hasattr", "delattr") and len(node.args) >= 2
+              and isinstance(node.args[1], ast.Constant) and node.args[1].value in NAMESPACE_ATTRIBUTES):
+            yield node.lineno, node.args[1].value
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_module_outside_the_backend_does_not_reach_the_array_namespace(path):
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = [f"line {line}: .{name}" for line, name in _namespace_uses(tree)]
+    assert not found, (f"{path.relative_to(PACKAGE.parent)} reaches a backend's array namespace outside "
+                       f"lucid/_backend (call a named Backend method instead): {found}")
+
+
+def test_the_namespace_check_sees_every_form_of_use():
+    source = ("a = backend.xp.zeros_like(g)\nb = t._backend._xp\nc = getattr(backend, 'xp')\n"
+              "def f(backend):\n    return getattr(backend._xp, 'logical_and')\n"
+              "backend.compare('equal', x, 0)\nexpand = backend.expand_dims\n")
+    assert sorted(_namespace_uses(ast.parse(source))) == [(1, "xp"), (2, "_xp"), (3, "xp"), (5, "_xp")]
+
+
+def test_the_namespace_is_private_to_the_backends():
+    from lucid import _backend
+
+    for device in _backend.DEVICES:
+        if _backend.is_available(device):
+            backend = _backend.get(device)
+            assert not hasattr(backend, "xp") and backend._xp is not None

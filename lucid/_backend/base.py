@@ -1,7 +1,7 @@
 """The interface every backend implements.
 
 Most of it is shared: NumPy and ``mlx.core`` spell most array functions the same way, so
-the methods here call ``self.xp`` and a backend overrides only what differs (creation from
+the methods here call ``self._xp`` and a backend overrides only what differs (creation from
 host data, dtype mapping, scatter-add, in-place writes, evaluation).
 """
 
@@ -14,12 +14,14 @@ import numpy as np
 
 from .. import _dtype
 
+_LOGICAL = ("logical_and", "logical_or", "logical_xor")
+
 
 class Backend:
     """An array library behind a lucid device."""
 
     device: str = ""
-    xp = None  # the array namespace: numpy or mlx.core
+    _xp = None  # the array namespace, numpy or mlx.core: private to the backends
     # whether reshape, transpose and basic indexing give arrays that share memory with their
     # source (NumPy); if not (MLX), lucid's views write back to their base themselves
     views_share_memory: bool = True
@@ -63,7 +65,7 @@ class Backend:
 
     def native(self, value):
         """``value`` (a native array, a NumPy scalar or a Python number) as a native array, uncopied."""
-        return value if self.owns(value) and hasattr(value, "shape") else self.xp.asarray(value)
+        return value if self.owns(value) and hasattr(value, "shape") else self._xp.asarray(value)
 
     def as_numpy(self, array) -> np.ndarray:
         """``array`` as a NumPy array, sharing its memory where the backend's arrays are NumPy's."""
@@ -83,13 +85,21 @@ class Backend:
 
     # --- creation ------------------------------------------------------------------------
     def zeros(self, shape, dtype):
-        return self.xp.zeros(tuple(shape), dtype=self.native_dtype(dtype))
+        return self._xp.zeros(tuple(shape), dtype=self.native_dtype(dtype))
 
     def ones(self, shape, dtype):
-        return self.xp.ones(tuple(shape), dtype=self.native_dtype(dtype))
+        return self._xp.ones(tuple(shape), dtype=self.native_dtype(dtype))
 
     def full(self, shape, value, dtype):
-        return self.xp.full(tuple(shape), value, dtype=self.native_dtype(dtype))
+        return self._xp.full(tuple(shape), value, dtype=self.native_dtype(dtype))
+
+    def zeros_like(self, a):
+        """Zeros of ``a``'s shape and dtype."""
+        return self._xp.zeros_like(a)
+
+    def ones_like(self, a):
+        """Ones of ``a``'s shape and dtype."""
+        return self._xp.ones_like(a)
 
     def arange(self, start, stop, step, dtype):
         # torch's values on every device: start + i * step in float64 (or int64), then cast
@@ -101,115 +111,124 @@ class Backend:
 
     # --- elementwise ---------------------------------------------------------------------
     def add(self, a, b):
-        return self.xp.add(a, b)
+        return self._xp.add(a, b)
 
     def subtract(self, a, b):
-        return self.xp.subtract(a, b)
+        return self._xp.subtract(a, b)
 
     def multiply(self, a, b):
-        return self.xp.multiply(a, b)
+        return self._xp.multiply(a, b)
 
     def divide(self, a, b):
-        return self.xp.divide(a, b)
+        return self._xp.divide(a, b)
 
     def power(self, a, b):
-        return self.xp.power(a, b)
+        return self._xp.power(a, b)
 
     def negative(self, a):
-        return self.xp.negative(a)
+        return self._xp.negative(a)
 
     def exp(self, a):
-        return self.xp.exp(a)
+        return self._xp.exp(a)
 
     def log(self, a):
-        return self.xp.log(a)
+        return self._xp.log(a)
 
     def sqrt(self, a):
-        return self.xp.sqrt(a)
+        return self._xp.sqrt(a)
 
     def abs(self, a):
-        return self.xp.abs(a)
+        return self._xp.abs(a)
 
     def sign(self, a):
-        return self.xp.sign(a)
+        return self._xp.sign(a)
 
     def tanh(self, a):
-        return self.xp.tanh(a)
+        return self._xp.tanh(a)
 
     def sigmoid(self, a):
         raise NotImplementedError
 
     def maximum(self, a, b):
-        return self.xp.maximum(a, b)
+        return self._xp.maximum(a, b)
 
     def minimum(self, a, b):
-        return self.xp.minimum(a, b)
+        return self._xp.minimum(a, b)
 
     def clip(self, a, low, high):
-        return self.xp.clip(a, low, high)
+        return self._xp.clip(a, low, high)
 
     def where(self, condition, a, b):
-        return self.xp.where(condition, a, b)
+        return self._xp.where(condition, a, b)
 
     def compare(self, op: str, a, b):
         """``op`` is one of equal, not_equal, less, less_equal, greater, greater_equal."""
-        return getattr(self.xp, op)(a, b)
+        return getattr(self._xp, op)(a, b)
+
+    def logical(self, op: str, a, b):
+        """``op`` is one of logical_and, logical_or, logical_xor; the result is a bool array."""
+        if op not in _LOGICAL:
+            raise ValueError(f"unknown logical operation {op!r}; expected one of {', '.join(_LOGICAL)}")
+        return getattr(self._xp, op)(a, b)
 
     def logical_not(self, a):
-        return self.xp.logical_not(a)
+        return self._xp.logical_not(a)
 
     def isfinite(self, a):
-        return self.xp.isfinite(a)
+        return self._xp.isfinite(a)
 
     # --- reductions ----------------------------------------------------------------------
     def sum(self, a, axis=None, keepdims=False):
-        return self.xp.sum(a, axis=axis, keepdims=keepdims)
+        return self._xp.sum(a, axis=axis, keepdims=keepdims)
 
     def mean(self, a, axis=None, keepdims=False):
-        return self.xp.mean(a, axis=axis, keepdims=keepdims)
+        return self._xp.mean(a, axis=axis, keepdims=keepdims)
 
     def max(self, a, axis=None, keepdims=False):
-        return self.xp.max(a, axis=axis, keepdims=keepdims)
+        return self._xp.max(a, axis=axis, keepdims=keepdims)
 
     def min(self, a, axis=None, keepdims=False):
-        return self.xp.min(a, axis=axis, keepdims=keepdims)
+        return self._xp.min(a, axis=axis, keepdims=keepdims)
 
     def any(self, a, axis=None, keepdims=False):
-        return self.xp.any(a, axis=axis, keepdims=keepdims)
+        return self._xp.any(a, axis=axis, keepdims=keepdims)
 
     def all(self, a, axis=None, keepdims=False):
-        return self.xp.all(a, axis=axis, keepdims=keepdims)
+        return self._xp.all(a, axis=axis, keepdims=keepdims)
 
     def logsumexp(self, a, axis, keepdims=False):
-        peak = self.xp.max(a, axis=axis, keepdims=True)
-        peak = self.where(self.isfinite(peak), peak, self.xp.zeros_like(peak))
+        peak = self._xp.max(a, axis=axis, keepdims=True)
+        peak = self.where(self.isfinite(peak), peak, self._xp.zeros_like(peak))
         out = self.log(self.sum(self.exp(a - peak), axis=axis, keepdims=True)) + peak
-        return out if keepdims else self.xp.squeeze(out, axis=axis)
+        return out if keepdims else self._xp.squeeze(out, axis=axis)
 
     # --- shape ---------------------------------------------------------------------------
     def reshape(self, a, shape):
-        return self.xp.reshape(a, tuple(shape))
+        return self._xp.reshape(a, tuple(shape))
 
     def transpose(self, a, axes):
-        return self.xp.transpose(a, axes)
+        return self._xp.transpose(a, axes)
 
     def expand_dims(self, a, axis):
-        return self.xp.expand_dims(a, axis)
+        return self._xp.expand_dims(a, axis)
 
     def squeeze(self, a, axis):
-        return self.xp.squeeze(a, axis)
+        return self._xp.squeeze(a, axis)
+
+    def swapaxes(self, a, axis1, axis2):
+        return self._xp.swapaxes(a, axis1, axis2)
 
     def broadcast_to(self, a, shape):
-        return self.xp.broadcast_to(a, tuple(shape))
+        return self._xp.broadcast_to(a, tuple(shape))
 
     def concatenate(self, arrays, axis):
-        return self.xp.concatenate(list(arrays), axis=axis)
+        return self._xp.concatenate(list(arrays), axis=axis)
 
     def stack(self, arrays, axis):
-        return self.xp.stack(list(arrays), axis=axis)
+        return self._xp.stack(list(arrays), axis=axis)
 
     def matmul(self, a, b):
-        return self.xp.matmul(a, b)
+        return self._xp.matmul(a, b)
 
     # --- indexing ------------------------------------------------------------------------
     def normalize_index(self, index):
@@ -265,7 +284,7 @@ class Backend:
         raise NotImplementedError
 
     def inplace(self, name: str, a, *args):
-        """``a = xp.<name>(a, *args)``, written into ``a``'s buffer where the backend can.
+        """``a = _xp.<name>(a, *args)``, written into ``a``'s buffer where the backend can.
 
         The caller must own ``a`` and rebind to the return value: NumPy writes in place and
         returns ``a``; MLX arrays are values, so it returns a new array.

@@ -33,7 +33,7 @@ _TO_NATIVE = {
 
 class MlxBackend(Backend):
     device = "gpu"
-    xp = mx
+    _xp = mx
     views_share_memory = False
     library = "MLX"
     to_native = _TO_NATIVE

@@ -19,7 +19,7 @@ _TO_NATIVE = {
 
 class NumpyBackend(Backend):
     device = "cpu"
-    xp = np
+    _xp = np
     library = "NumPy"
     to_native = _TO_NATIVE
 

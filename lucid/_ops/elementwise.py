@@ -139,10 +139,9 @@ def _check_integer_power(base, exponent) -> None:
 
 def _integer_power(backend, x, y):
     """torch's integer ``x ** y``: where y < 0, 1 if x == 1, ±1 if x == -1, else 0."""
-    xp = backend.xp
     negative = backend.compare("less", y, 0)
-    out = backend.power(x, backend.where(negative, xp.zeros_like(y), y))
-    one, zero = xp.ones_like(out), xp.zeros_like(out)
+    out = backend.power(x, backend.where(negative, backend.zeros_like(y), y))
+    one, zero = backend.ones_like(out), backend.zeros_like(out)
     odd = backend.compare("equal", backend.abs(y) % 2, 1)
     minus_one = backend.where(odd, backend.negative(one), one)
     special = backend.where(backend.compare("equal", x, 1), one,
@@ -178,7 +177,7 @@ def pow(a, b):
 
         def backward(g):
             if exponent == 0:
-                return (backend.xp.zeros_like(g),)
+                return (backend.zeros_like(g),)
             return (backend.multiply(g, backend.multiply(backend.power(x, exponent - 1), exponent)),)
 
         return record(out, "PowBackward0", (a,), backward, saved=(a,))
@@ -189,13 +188,13 @@ def pow(a, b):
     out = a._like(out_array)
 
     def backward(g):
-        zeros = backend.xp.zeros_like(g)
+        zeros = backend.zeros_like(g)
         # d/dx = y x**(y-1), taken as 0 where y == 0 (also at x == 0)
         ga = backend.multiply(g, backend.multiply(y, backend.power(x, backend.subtract(y, 1))))
         ga = backend.where(backend.compare("equal", y, 0), zeros, ga)
         # d/dy = x**y log x, taken as 0 where x == 0 and y >= 0 (torch's convention)
-        at_zero = backend.xp.logical_and(backend.compare("equal", x, 0), backend.compare("greater_equal", y, 0))
-        safe_log = backend.log(backend.where(at_zero, backend.xp.ones_like(x), x))
+        at_zero = backend.logical("logical_and", backend.compare("equal", x, 0), backend.compare("greater_equal", y, 0))
+        safe_log = backend.log(backend.where(at_zero, backend.ones_like(x), x))
         gb = backend.where(at_zero, zeros, backend.multiply(g, backend.multiply(out_array, safe_log)))
         return ga, gb
 
@@ -252,8 +251,8 @@ def matmul(a, b):
 
     def backward(g):
         g2 = backend.reshape(g, shape2)
-        ga = backend.matmul(g2, backend.xp.swapaxes(y2, -1, -2))
-        gb = backend.matmul(backend.xp.swapaxes(x2, -1, -2), g2)
+        ga = backend.matmul(g2, backend.swapaxes(y2, -1, -2))
+        gb = backend.matmul(backend.swapaxes(x2, -1, -2), g2)
         # sum the batch dimensions broadcasting added, then drop the vector padding
         ga = backend.reshape(_unbroadcast(backend, ga, backend.shape(x2), a.dtype), a.shape)
         gb = backend.reshape(_unbroadcast(backend, gb, backend.shape(y2), b.dtype), b.shape)
@@ -364,10 +363,10 @@ def relu(a):
     tensor([0., 0., 2.])
     """
     backend, x = a._backend, a._data
-    out = a._like(backend.maximum(x, backend.xp.zeros_like(x)))
+    out = a._like(backend.maximum(x, backend.zeros_like(x)))
     positive = backend.compare("greater", x, 0)
     return record(out, "ReluBackward", (a,),
-                  lambda g: (backend.where(positive, g, backend.xp.zeros_like(g)),))
+                  lambda g: (backend.where(positive, g, backend.zeros_like(g)),))
 
 
 def abs(a):
@@ -445,11 +444,12 @@ def clamp(a, min=None, max=None):
     inputs = [a] + [b for b in (low, high) if isinstance(b, Tensor)]
 
     def backward(g):
-        xp, zeros = backend.xp, backend.xp.zeros_like(g)
+        zeros = backend.zeros_like(g)
         if low is not None and high is not None:
-            inside = xp.logical_and(backend.compare("greater_equal", x, lo), backend.compare("less_equal", x, hi))
-            to_low = xp.logical_and(backend.compare("less", x, lo), backend.compare("less", lo, hi))
-            to_high = xp.logical_or(backend.compare("greater", x, hi), backend.compare("less", hi, lo))
+            inside = backend.logical("logical_and", backend.compare("greater_equal", x, lo),
+                                     backend.compare("less_equal", x, hi))
+            to_low = backend.logical("logical_and", backend.compare("less", x, lo), backend.compare("less", lo, hi))
+            to_high = backend.logical("logical_or", backend.compare("greater", x, hi), backend.compare("less", hi, lo))
         elif low is not None:
             inside, to_low, to_high = backend.compare("greater_equal", x, lo), backend.compare("less", x, lo), None
         else:
@@ -490,7 +490,7 @@ def where(condition, a, b):
     out = a._like(backend.where(c, a._data, b._data))
 
     def backward(g):
-        zeros = backend.xp.zeros_like(g)
+        zeros = backend.zeros_like(g)
         return backend.where(c, g, zeros), backend.where(c, zeros, g)
 
     return record(out, "WhereBackward", (a, b), backward, saved=(condition,))
@@ -512,7 +512,7 @@ def compare(op, a, b):
 def logical(op, a, b):
     """``op`` is logical_and, logical_or or logical_xor; the result is a bool tensor."""
     a, b = coerce(a, b)
-    return a._like(getattr(a._backend.xp, op)(a._data, b._data))
+    return a._like(a._backend.logical(op, a._data, b._data))
 
 
 def logical_not(a):

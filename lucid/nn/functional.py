@@ -269,7 +269,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         grad = backend.reshape(grad, (-1, dim))
         if padding_idx is not None:
             is_pad = backend.expand_dims(backend.compare("equal", index, padding_idx), 1)
-            grad = backend.where(is_pad, backend.xp.zeros_like(grad), grad)
+            grad = backend.where(is_pad, backend.zeros_like(grad), grad)
         if scale_grad_by_freq:
             ones = backend.ones(backend.shape(index), dtype)
             counts = backend.scatter_add((rows,), dtype, (index,), ones)  # how often each row is named
