@@ -21,7 +21,17 @@ _mode = threading.local()
 
 
 def is_grad_enabled() -> bool:
-    """Whether ops record a graph in this thread (True unless inside :class:`no_grad`)."""
+    """Whether ops record a graph in this thread (True unless inside :class:`no_grad`).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> with lucid.no_grad():
+    ...     print(lucid.is_grad_enabled())
+    False
+    >>> lucid.is_grad_enabled()
+    True
+    """
     return getattr(_mode, "enabled", True)
 
 

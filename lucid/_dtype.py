@@ -24,6 +24,14 @@ class dtype:
 
     @property
     def is_floating_point(self) -> bool:
+        """Whether this is a floating point type (float16, float32 or float64).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.float16.is_floating_point, lucid.int32.is_floating_point
+        (True, False)
+        """
         return self.category == 2
 
     def __repr__(self) -> str:

@@ -144,20 +144,54 @@ class Tensor:
     # --- what it is ----------------------------------------------------------------------
     @property
     def shape(self) -> tuple:
-        """The size of each dimension, a tuple of ints."""
+        """The size of each dimension, a tuple of ints.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.zeros(2, 3).shape
+        (2, 3)
+        """
         return self._backend.shape(self._data)
 
     def size(self, dim=None):
-        """The shape, or the size of dimension ``dim``."""
+        """The shape, or the size of dimension ``dim``.
+
+        Parameters
+        ----------
+        dim : int, optional
+            A dimension (negative counts from the end); all of them if omitted.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> x = lucid.zeros(2, 3)
+        >>> x.size(), x.size(-1)
+        ((2, 3), 3)
+        """
         return self.shape if dim is None else self.shape[dim]
 
     @property
     def ndim(self) -> int:
-        """The number of dimensions."""
+        """The number of dimensions.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.zeros(2, 3).ndim
+        2
+        """
         return len(self.shape)
 
     def dim(self) -> int:
-        """The number of dimensions (torch's method spelling of :attr:`ndim`)."""
+        """The number of dimensions (torch's method spelling of :attr:`ndim`).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor(1.0).dim()
+        0
+        """
         return self.ndim
 
     def numel(self) -> int:
@@ -176,27 +210,64 @@ class Tensor:
 
     @property
     def dtype(self) -> _dtype.dtype:
-        """The element type, a :class:`lucid.dtype`."""
+        """The element type, a :class:`lucid.dtype`.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([1, 2]).dtype
+        lucid.int64
+        """
         return self._backend.dtype_of(self._data)
 
     @property
     def device(self) -> str:
-        """``"cpu"`` (NumPy) or ``"gpu"`` (MLX)."""
+        """``"cpu"`` (NumPy) or ``"gpu"`` (MLX).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([1.0]).device
+        'cpu'
+        """
         return self._backend.device
 
     @property
     def is_floating_point_(self) -> bool:
-        """Whether the dtype is a floating point type (property spelling)."""
+        """Whether the dtype is a floating point type (property spelling).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([1]).is_floating_point_
+        False
+        """
         return self.dtype.is_floating_point
 
     def is_floating_point(self) -> bool:
-        """Whether the dtype is a floating point type."""
+        """Whether the dtype is a floating point type.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([1.0]).is_floating_point(), lucid.tensor([1]).is_floating_point()
+        (True, False)
+        """
         return self.dtype.is_floating_point
 
     # --- autograd state ------------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
-        """Whether ``backward`` computes a gradient for this tensor (settable on leaves)."""
+        """Whether ``backward`` computes a gradient for this tensor (settable on leaves).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> w = lucid.zeros(2)
+        >>> w.requires_grad = True
+        >>> w.requires_grad, (w * 2).requires_grad
+        (True, True)
+        """
         return self._requires_grad
 
     @requires_grad.setter
@@ -227,7 +298,16 @@ class Tensor:
 
     @property
     def grad(self):
-        """The gradient accumulated by ``backward``, a Tensor like this one, or None."""
+        """The gradient accumulated by ``backward``, a Tensor like this one, or None.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> w = lucid.tensor([1.0, 2.0], requires_grad=True)
+        >>> (w * w).sum().backward()
+        >>> w.grad
+        tensor([2., 4.])
+        """
         return self._grad
 
     @grad.setter
@@ -254,16 +334,43 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        """True for tensors made by the user rather than by a recorded op (as in torch)."""
+        """True for tensors made by the user rather than by a recorded op (as in torch).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> w = lucid.ones(2, requires_grad=True)
+        >>> w.is_leaf, (w * 2).is_leaf
+        (True, False)
+        """
         return self._node is None
 
     @property
     def grad_fn(self):
-        """The node that made this tensor in the graph, or None for a leaf."""
+        """The node that made this tensor in the graph, or None for a leaf.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> w = lucid.ones(2, requires_grad=True)
+        >>> w.grad_fn is None, (w * 2).grad_fn is not None
+        (True, True)
+        """
         return self._node
 
     def retain_grad(self) -> None:
-        """Keep this non-leaf tensor's gradient in ``.grad`` during ``backward``."""
+        """Keep this non-leaf tensor's gradient in ``.grad`` during ``backward``.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> w = lucid.ones(2, requires_grad=True)
+        >>> h = w * 3
+        >>> h.retain_grad()
+        >>> h.sum().backward()
+        >>> h.grad
+        tensor([1., 1.])
+        """
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         self._retains_grad = True
@@ -308,11 +415,28 @@ class Tensor:
         _autograd.run_backward(self, grad, retain_graph)
 
     def detach(self) -> "Tensor":
-        """A tensor with the same values, outside the graph (shares storage, as in torch)."""
+        """A tensor with the same values, outside the graph (shares storage, as in torch).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> w = lucid.ones(2, requires_grad=True)
+        >>> d = (w * 2).detach()
+        >>> d, d.requires_grad
+        (tensor([2., 2.]), False)
+        """
         return self._view(self._data)  # an exact alias: writes through it reach self on every device
 
     def detach_(self) -> "Tensor":
-        """Take this tensor out of the graph in place: it becomes a leaf that needs no grad."""
+        """Take this tensor out of the graph in place: it becomes a leaf that needs no grad.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> h = lucid.ones(2, requires_grad=True) * 2
+        >>> h.detach_() is h, h.is_leaf, h.requires_grad
+        (True, True, False)
+        """
         self._node = None
         self._requires_grad = False
         return self
@@ -323,6 +447,13 @@ class Tensor:
 
         As in torch, it shares this tensor's storage but not its version counter, so autograd
         does not see in-place writes through it (``detach()`` is the tracked alias).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> w = lucid.ones(2, requires_grad=True)
+        >>> w.data.requires_grad, w.data
+        (False, tensor([1., 1.]))
         """
         alias = self.detach()
         if alias._base is None:  # a view on MLX is re-derived by its base's counter: keep it
@@ -342,17 +473,38 @@ class Tensor:
 
     # --- values out ----------------------------------------------------------------------
     def item(self):
-        """The single value of a one-element tensor as a Python number."""
+        """The single value of a one-element tensor as a Python number.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([2.5]).item()
+        2.5
+        """
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
         return self._backend.item(self._backend.reshape(self._data, ()))
 
     def tolist(self):
-        """The values as (nested) Python lists."""
+        """The values as (nested) Python lists.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([[1, 2], [3, 4]]).tolist()
+        [[1, 2], [3, 4]]
+        """
         return self._backend.to_numpy(self._data).tolist()
 
     def numpy(self) -> "numpy.ndarray":  # noqa: F821 - NumPy is the backends' to import
-        """The values as a NumPy array (shares memory on the cpu device, as torch does)."""
+        """The values as a NumPy array (shares memory on the cpu device, as torch does).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([1.0, 2.0]).numpy()
+        array([1., 2.], dtype=float32)
+        """
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._backend.as_numpy(self._data)
@@ -480,35 +632,97 @@ class Tensor:
         return self.to(_dtype.float16)
 
     def float(self) -> "Tensor":
-        """This tensor as float32 (see :meth:`half`)."""
+        """This tensor as float32 (see :meth:`half`).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([1, 2]).float()
+        tensor([1., 2.])
+        """
         return self.to(_dtype.float32)
 
     def double(self) -> "Tensor":
-        """This tensor as float64 (see :meth:`half`)."""
+        """This tensor as float64 (see :meth:`half`).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([1.0, 2.0]).double()
+        tensor([1., 2.], dtype=lucid.float64)
+        """
         return self.to(_dtype.float64)
 
     def long(self) -> "Tensor":
-        """This tensor as int64 (see :meth:`half`)."""
+        """This tensor as int64 (see :meth:`half`).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([1.5, -2.5]).long()
+        tensor([ 1, -2])
+        """
         return self.to(_dtype.int64)
 
     def int(self) -> "Tensor":
-        """This tensor as int32 (see :meth:`half`)."""
+        """This tensor as int32 (see :meth:`half`).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([1.5, 2.0]).int()
+        tensor([1, 2], dtype=lucid.int32)
+        """
         return self.to(_dtype.int32)
 
     def bool(self) -> "Tensor":
-        """This tensor as bool (see :meth:`half`)."""
+        """This tensor as bool (see :meth:`half`).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([0.0, 2.0]).bool()
+        tensor([False,  True])
+        """
         return self.to(_dtype.bool_)
 
     def cpu(self) -> "Tensor":
-        """This tensor on the ``"cpu"`` (NumPy) device: a new tensor, or self if already there."""
+        """This tensor on the ``"cpu"`` (NumPy) device: a new tensor, or self if already there.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> x = lucid.tensor([1.0])
+        >>> x.cpu() is x
+        True
+        """
         return self.to("cpu")
 
     def gpu(self) -> "Tensor":
-        """This tensor on the ``"gpu"`` (MLX) device: a new tensor, or self if already there."""
+        """This tensor on the ``"gpu"`` (MLX) device: a new tensor, or self if already there.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([1.0]).gpu().device if lucid.is_available("gpu") else "gpu"
+        'gpu'
+        """
         return self.to("gpu")
 
     def type_as(self, other: "Tensor") -> "Tensor":
-        """This tensor with ``other``'s dtype (see :meth:`to`)."""
+        """This tensor with ``other``'s dtype (see :meth:`to`).
+
+        Parameters
+        ----------
+        other : Tensor
+            The tensor whose dtype to take.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([1, 2]).type_as(lucid.tensor(0.5))
+        tensor([1., 2.])
+        """
         return self.to(other.dtype)
 
     # --- in place (the vocabulary update rules are written in) ---------------------------
@@ -564,7 +778,21 @@ class Tensor:
         return self
 
     def add_(self, other, alpha=1) -> "Tensor":
-        """``self += alpha * other``."""
+        """``self += alpha * other``.
+
+        Parameters
+        ----------
+        other : Tensor or number
+            Broadcast to this tensor's shape.
+        alpha : number, default 1
+            The factor on ``other``.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([1.0, 2.0]).add_(lucid.tensor([1.0, 1.0]), alpha=2)
+        tensor([3., 4.])
+        """
         self._check_inplace(other)
         other = self._operand(other)
         if alpha != 1:
@@ -572,7 +800,21 @@ class Tensor:
         return self._inplace("add", other)
 
     def sub_(self, other, alpha=1) -> "Tensor":
-        """``self -= alpha * other``."""
+        """``self -= alpha * other``.
+
+        Parameters
+        ----------
+        other : Tensor or number
+            Broadcast to this tensor's shape.
+        alpha : number, default 1
+            The factor on ``other``.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([1.0, 2.0]).sub_(0.5)
+        tensor([0.5, 1.5])
+        """
         return self.add_(other, alpha=-alpha)
 
     def mul_(self, other) -> "Tensor":
@@ -595,37 +837,101 @@ class Tensor:
         return self._inplace("multiply", self._operand(other))
 
     def div_(self, other) -> "Tensor":
-        """``self /= other`` (true division: integer tensors raise, as in torch)."""
+        """``self /= other`` (true division: integer tensors raise, as in torch).
+
+        Parameters
+        ----------
+        other : Tensor or number
+            The divisor, broadcast to this tensor's shape.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([1.0, 3.0]).div_(2)
+        tensor([0.5, 1.5])
+        """
         self._check_inplace(other)
         return self._inplace("divide", self._operand(other, floating=True))
 
     def neg_(self) -> "Tensor":
-        """``self = -self``."""
+        """``self = -self``.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([1.0, -2.0]).neg_()
+        tensor([-1.,  2.])
+        """
         self._check_inplace()
         return self._inplace("negative")
 
     def sqrt_(self) -> "Tensor":
-        """``self = sqrt(self)``."""
+        """``self = sqrt(self)``.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([4.0, 9.0]).sqrt_()
+        tensor([2., 3.])
+        """
         self._check_inplace()
         return self._inplace("sqrt")
 
     def abs_(self) -> "Tensor":
-        """``self = abs(self)``."""
+        """``self = abs(self)``.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([-1.0, 2.0]).abs_()
+        tensor([1., 2.])
+        """
         self._check_inplace()
         return self._inplace("abs")
 
     def sign_(self) -> "Tensor":
-        """``self = sign(self)``."""
+        """``self = sign(self)``.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([-3.0, 0.0, 2.0]).sign_()
+        tensor([-1.,  0.,  1.])
+        """
         self._check_inplace()
         return self._inplace("sign")
 
     def maximum_(self, other) -> "Tensor":
-        """``self = maximum(self, other)`` elementwise."""
+        """``self = maximum(self, other)`` elementwise.
+
+        Parameters
+        ----------
+        other : Tensor or number
+            Broadcast to this tensor's shape.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([1.0, 5.0]).maximum_(lucid.tensor([3.0, 4.0]))
+        tensor([3., 5.])
+        """
         self._check_inplace(other)
         return self._inplace("maximum", self._operand(other))
 
     def clamp_(self, min=None, max=None) -> "Tensor":
-        """Limit ``self`` to [min, max] in place (numbers or tensors)."""
+        """Limit ``self`` to [min, max] in place (numbers or tensors).
+
+        Parameters
+        ----------
+        min, max : Tensor or number, optional
+            The bounds; a missing one does not limit.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([-2.0, 0.5, 3.0]).clamp_(min=0.0, max=1.0)
+        tensor([0. , 0.5, 1. ])
+        """
         self._check_inplace(min, max)
         if min is not None:
             self._inplace("maximum", self._operand(min))
@@ -634,7 +940,21 @@ class Tensor:
         return self
 
     def lerp_(self, end, weight) -> "Tensor":
-        """``self += weight * (end - self)``, torch's formula for either half of [0, 1]."""
+        """``self += weight * (end - self)``, torch's formula for either half of [0, 1].
+
+        Parameters
+        ----------
+        end : Tensor or number
+            Where to move towards.
+        weight : Tensor or number
+            How far, 0 (stay) to 1 (reach ``end``).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([0.0, 10.0]).lerp_(lucid.tensor([10.0, 20.0]), 0.25)
+        tensor([ 2.5, 12.5])
+        """
         self._check_inplace(end, weight)
         b = self._backend
         end = self._operand(end)
@@ -650,7 +970,21 @@ class Tensor:
         return self._assign(b.where(b.compare("less", w, 0.5), low, high))
 
     def addcmul_(self, tensor1, tensor2, value=1) -> "Tensor":
-        """``self += value * tensor1 * tensor2``."""
+        """``self += value * tensor1 * tensor2``.
+
+        Parameters
+        ----------
+        tensor1, tensor2 : Tensor or number
+            The factors.
+        value : number, default 1
+            The scale of their product.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([1.0, 1.0]).addcmul_(lucid.tensor([2.0, 3.0]), lucid.tensor([4.0, 5.0]), value=0.5)
+        tensor([5. , 8.5])
+        """
         self._check_inplace(tensor1, tensor2)
         product = self._backend.multiply(self._operand(tensor1), self._operand(tensor2))
         if value != 1:
@@ -658,7 +992,23 @@ class Tensor:
         return self._inplace("add", product)
 
     def addcdiv_(self, tensor1, tensor2, value=1) -> "Tensor":
-        """``self += (value * tensor1) / tensor2``, in torch's order (bit-identical to its CPU kernel)."""
+        """``self += (value * tensor1) / tensor2``, in torch's order (bit-identical to its CPU kernel).
+
+        Parameters
+        ----------
+        tensor1 : Tensor or number
+            The numerator.
+        tensor2 : Tensor or number
+            The denominator.
+        value : number, default 1
+            The scale of the numerator.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([1.0, 1.0]).addcdiv_(lucid.tensor([2.0, 3.0]), lucid.tensor([4.0, 2.0]), value=2)
+        tensor([2., 4.])
+        """
         self._check_inplace(tensor1, tensor2)
         numerator = self._operand(tensor1)
         if value != 1:
@@ -666,7 +1016,20 @@ class Tensor:
         return self._inplace("add", self._backend.divide(numerator, self._operand(tensor2, floating=True)))
 
     def copy_(self, src) -> "Tensor":
-        """Write ``src``'s values (broadcast, cast to this dtype, moved to this device) into self."""
+        """Write ``src``'s values (broadcast, cast to this dtype, moved to this device) into self.
+
+        Parameters
+        ----------
+        src : Tensor, number or array-like
+            The values, broadcast to this tensor's shape.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.zeros(2, 2).copy_(lucid.tensor([1, 2]))
+        tensor([[1., 2.],
+                [1., 2.]])
+        """
         self._check_inplace(src)
         if isinstance(src, Tensor) and src.device != self.device:
             src = src.to(self.device)
@@ -675,11 +1038,30 @@ class Tensor:
         return self._assign(self._operand(src, check=False))
 
     def zero_(self) -> "Tensor":
-        """Fill with zeros."""
+        """Fill with zeros.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([1.0, 2.0]).zero_()
+        tensor([0., 0.])
+        """
         return self.fill_(0)
 
     def fill_(self, value) -> "Tensor":
-        """Fill with ``value`` (a number or a 0-d tensor)."""
+        """Fill with ``value`` (a number or a 0-d tensor).
+
+        Parameters
+        ----------
+        value : number or Tensor
+            The value; a tensor must be 0-d.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.zeros(3).fill_(7)
+        tensor([7., 7., 7.])
+        """
         self._check_inplace(value)
         if isinstance(value, Tensor):
             if value.ndim:

@@ -20,7 +20,21 @@ def _add(self, other, alpha=1):
 
 
 def _sub(self, other, alpha=1):
-    """``self - alpha * other``."""
+    """``self - alpha * other``.
+
+    Parameters
+    ----------
+    other : Tensor or number
+        Broadcast against ``self``.
+    alpha : number, default 1
+        The factor on ``other``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([1.0, 2.0]).sub(lucid.tensor([1.0, 1.0]), alpha=2)
+    tensor([-1.,  0.])
+    """
     return ew.sub(self, other if alpha == 1 else ew.mul(other, alpha))
 
 
@@ -40,12 +54,31 @@ def _operator(fn):
 
 
 def _T(self):
-    """The dimensions in reverse order (the transpose of a matrix)."""
+    """The dimensions in reverse order (the transpose of a matrix).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.zeros(2, 3).T.shape
+    (3, 2)
+    """
     return shape.permute(self, tuple(reversed(range(self.ndim))))
 
 
 def _eq(self, other):
-    """``self == other`` elementwise, as a bool tensor."""
+    """``self == other`` elementwise, as a bool tensor.
+
+    Parameters
+    ----------
+    other : Tensor or number
+        Broadcast against ``self``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([1, 2]).eq(2)
+    tensor([False,  True])
+    """
     return ew.compare("equal", self, other)
 
 

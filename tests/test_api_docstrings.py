@@ -1,0 +1,85 @@
+"""Every public Tensor method and property, and every name in ``lucid.__all__``, has a
+numpydoc docstring with an Examples section.
+
+The examples themselves run as doctests (``--doctest-modules`` in pyproject.toml); this
+test makes sure there is one to run. Dunder methods (operators, ``__len__``, ...) are the
+only exception: they are documented by the public method they spell (``__add__`` by ``add``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+import pytest
+
+import lucid
+
+EXAMPLES = re.compile(r"^Examples\n-{8,}\n(?:\s*\n)*>>> ", re.MULTILINE)
+
+
+def _is_dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
+def _documented(obj) -> bool:
+    return bool(EXAMPLES.search(inspect.getdoc(obj) or ""))
+
+
+def _tensor_members():
+    """``(name, object whose docstring documents it)`` for Tensor's public methods and properties."""
+    for name in sorted(dir(lucid.Tensor)):
+        if name.startswith("_") and not _is_dunder(name):
+            continue  # private
+        static = inspect.getattr_static(lucid.Tensor, name)
+        if isinstance(static, property) or inspect.isroutine(static):
+            yield name, static
+
+
+TENSOR_MEMBERS = [(name, obj) for name, obj in _tensor_members() if not _is_dunder(name)]
+
+
+def test_the_walk_sees_methods_and_properties():
+    names = {name for name, _ in TENSOR_MEMBERS}
+    assert {"add_", "detach", "item", "numpy", "backward", "sum", "shape", "grad", "T"} <= names
+    assert "is_sparse" not in names  # a plain class attribute, neither method nor property
+    assert len(names) > 60
+
+
+@pytest.mark.parametrize("name,member", TENSOR_MEMBERS, ids=[name for name, _ in TENSOR_MEMBERS])
+def test_tensor_member_has_examples(name, member):
+    assert _documented(member), f"Tensor.{name} has no numpydoc docstring with an Examples section"
+
+
+@pytest.mark.parametrize("name", lucid.__all__)
+def test_public_name_has_examples(name):
+    obj = getattr(lucid, name)
+    assert _documented(obj), f"lucid.{name} has no numpydoc docstring with an Examples section"
+
+
+def test_dtype_is_floating_point_has_examples():
+    assert _documented(inspect.getattr_static(lucid.dtype, "is_floating_point"))
+
+
+def test_the_check_wants_a_runnable_example():
+    def bare():
+        """Nothing to run."""
+
+    def heading_only():
+        """Text.
+
+        Examples
+        --------
+        None here.
+        """
+
+    def good():
+        """Text.
+
+        Examples
+        --------
+        >>> 1 + 1
+        2
+        """
+
+    assert not _documented(bare) and not _documented(heading_only) and _documented(good)
