@@ -102,6 +102,28 @@ def test_names_and_exports():
         assert set(S.__all__) == set(torch.optim.lr_scheduler.__all__)
 
 
+@pytest.mark.parametrize("name", ["StepLR", "CyclicLR", "SequentialLR", "ReduceLROnPlateau"])
+def test_pickles_naming_the_former_single_module_still_load(name):
+    """Before the package, a pickled scheduler named its class ``lucid.optim.lr_scheduler.<name>``."""
+    opt = sgd(1.0, momentum=0.9)
+    build = {
+        "StepLR": lambda: S.StepLR(opt, 2, 0.5),
+        "CyclicLR": lambda: S.CyclicLR(opt, 0.1, 1.0, step_size_up=3),
+        "SequentialLR": lambda: S.SequentialLR(opt, [S.ConstantLR(opt, 0.5, 2), S.ExponentialLR(opt, 0.9)], [2]),
+        "ReduceLROnPlateau": lambda: S.ReduceLROnPlateau(opt, patience=0),
+    }
+    sched = build[name]()
+    data = pickle.dumps(sched, protocol=0)
+    old = data
+    for cls in {type(sched), *map(type, getattr(sched, "_schedulers", []))}:
+        old = old.replace(f"c{cls.__module__}\n{cls.__name__}\n".encode(),
+                          f"clucid.optim.lr_scheduler\n{cls.__name__}\n".encode())
+    assert old != data and b"lucid.optim.lr_scheduler." not in old
+    loaded = pickle.loads(old)
+    assert type(loaded) is getattr(S, name)
+    assert _plain(loaded.state_dict()) == _plain(sched.state_dict())
+
+
 @needs_torch
 @pytest.mark.parametrize("name", sorted(set(S.__all__) - {"LRScheduler"}))
 def test_signatures_match_torch(name):

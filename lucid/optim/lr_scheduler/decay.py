@@ -1,0 +1,179 @@
+"""Decays by a fixed factor: StepLR, MultiStepLR, ExponentialLR and PolynomialLR."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import Counter
+
+from .base import LRScheduler
+
+
+class StepLR(LRScheduler):
+    r"""Multiply each group's lr by ``gamma`` every ``step_size`` epochs.
+
+    .. math:: \eta_t = \eta_0 \cdot \gamma^{\lfloor t / \text{step\_size} \rfloor}
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    step_size : int
+        Period of the decay, in epochs.
+    gamma : float, default 0.1
+        Factor of the decay.
+    last_epoch : int, default -1
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn, optim
+    >>> from lucid.optim.lr_scheduler import StepLR
+    >>> optimizer = optim.SGD([nn.Parameter(lucid.zeros(1))], lr=1.0)
+    >>> scheduler = StepLR(optimizer, step_size=2, gamma=0.5)
+    >>> lrs = [scheduler.get_last_lr()[0]]
+    >>> for _ in range(4):
+    ...     optimizer.step(); scheduler.step()
+    ...     lrs.append(scheduler.get_last_lr()[0])
+    >>> lrs
+    [1.0, 1.0, 0.5, 0.5, 0.25]
+    """
+
+    def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+        self.step_size = step_size
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        self._warn_get_lr_called_within_step()
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return self._group_lrs()
+        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [base_lr * self.gamma ** (self.last_epoch // self.step_size) for base_lr in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    r"""Multiply each group's lr by ``gamma`` at each milestone epoch.
+
+    .. math:: \eta_t = \eta_0 \cdot \gamma^{\#\{m \in \text{milestones} : m \le t\}}
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    milestones : iterable of int
+        Epochs at which to decay; a milestone given twice decays by ``gamma**2``.
+    gamma : float, default 0.1
+    last_epoch : int, default -1
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn, optim
+    >>> from lucid.optim.lr_scheduler import MultiStepLR
+    >>> optimizer = optim.SGD([nn.Parameter(lucid.zeros(1))], lr=1.0)
+    >>> scheduler = MultiStepLR(optimizer, milestones=[1, 3], gamma=0.5)
+    >>> lrs = [scheduler.get_last_lr()[0]]
+    >>> for _ in range(3):
+    ...     optimizer.step(); scheduler.step()
+    ...     lrs.append(scheduler.get_last_lr()[0])
+    >>> lrs
+    [1.0, 0.5, 0.5, 0.25]
+    """
+
+    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+        self.milestones = Counter(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        self._warn_get_lr_called_within_step()
+        if self.last_epoch not in self.milestones:
+            return self._group_lrs()
+        factor = self.gamma ** self.milestones[self.last_epoch]
+        return [group["lr"] * factor for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        milestones = sorted(self.milestones.elements())
+        return [base_lr * self.gamma ** bisect_right(milestones, self.last_epoch) for base_lr in self.base_lrs]
+
+
+class ExponentialLR(LRScheduler):
+    r"""Multiply each group's lr by ``gamma`` every epoch.
+
+    .. math:: \eta_t = \eta_0 \cdot \gamma^t
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    gamma : float
+    last_epoch : int, default -1
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn, optim
+    >>> from lucid.optim.lr_scheduler import ExponentialLR
+    >>> optimizer = optim.SGD([nn.Parameter(lucid.zeros(1))], lr=1.0)
+    >>> scheduler = ExponentialLR(optimizer, gamma=0.5)
+    >>> optimizer.step(); scheduler.step()
+    >>> scheduler.get_last_lr()
+    [0.5]
+    """
+
+    def __init__(self, optimizer, gamma, last_epoch=-1):
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        self._warn_get_lr_called_within_step()
+        if self._is_initial:  # resuming must not decay once more
+            return self._group_lrs()
+        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [base_lr * self.gamma**self.last_epoch for base_lr in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    r"""Decay each group's lr polynomially to 0 over ``total_iters`` epochs.
+
+    .. math:: \eta_t = \eta_0 \left(1 - \frac{\min(t, T)}{T}\right)^{\text{power}}
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    total_iters : int, default 5
+    power : float, default 1.0
+    last_epoch : int, default -1
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn, optim
+    >>> from lucid.optim.lr_scheduler import PolynomialLR
+    >>> optimizer = optim.SGD([nn.Parameter(lucid.zeros(1))], lr=1.0)
+    >>> scheduler = PolynomialLR(optimizer, total_iters=4, power=2.0)
+    >>> lrs = [scheduler.get_last_lr()[0]]
+    >>> for _ in range(5):
+    ...     optimizer.step(); scheduler.step()
+    ...     lrs.append(scheduler.get_last_lr()[0])
+    >>> lrs
+    [1.0, 0.5625, 0.25, 0.0625, 0.0, 0.0]
+    """
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        self._warn_get_lr_called_within_step()
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._group_lrs()
+        t, total = self.last_epoch, self.total_iters
+        factor = ((1.0 - t / total) / (1.0 - (t - 1) / total)) ** self.power
+        return [group["lr"] * factor for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        left = 1.0 - min(self.total_iters, self.last_epoch) / self.total_iters
+        return [base_lr * left**self.power for base_lr in self.base_lrs]
