@@ -227,6 +227,7 @@ NONE_GRAD_LATE_EMPTY = tuple((2, t) for t in range(1, EMPTY_SPARSE_STEP)) + ((0,
 
 # A 0-d float32 array marks a Tensor hyperparameter, like torch.tensor(0.001).
 TENSOR_LR = np.array(0.001, dtype=np.float32)
+TENSOR_BETAS = (np.array(0.9, dtype=np.float32), np.array(0.999, dtype=np.float32))
 
 
 def _case(name, optimizer, kwargs, second, first=None, *, none_grad=NONE_GRAD):
@@ -278,6 +279,7 @@ CASES: list[OptimCase] = [
         {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True},
         {"decoupled_weight_decay": False},
     ),
+    _case("adam_tensor_betas", "Adam", {"betas": TENSOR_BETAS, "amsgrad": True}, {"lr": 0.01}),
     _case("adam_tensor_lr", "Adam", {"lr": TENSOR_LR, "weight_decay": 0.1}, {"lr": 0.01}),
     _case("adam_betas_eps", "Adam", {"betas": (0.8, 0.99), "eps": 1e-6}, {"betas": (0.5, 0.9), "eps": 1e-4}),
     # AdamW: the same OptimizerInfo configs as Adam, then extra combinations.
@@ -288,6 +290,7 @@ CASES: list[OptimCase] = [
     _case("adamw_wd_amsgrad", "AdamW", {"weight_decay": 0.1, "amsgrad": True}, {"lr": 0.01}),
     _case("adamw_amsgrad", "AdamW", {"lr": 0.01, "amsgrad": True}, {"amsgrad": False}),
     _case("adamw_maximize", "AdamW", {"lr": 0.01, "maximize": True}, {"maximize": False}),
+    _case("adamw_tensor_betas", "AdamW", {"lr": TENSOR_LR, "betas": TENSOR_BETAS}, {"lr": 0.01}),
     _case("adamw_tensor_lr", "AdamW", {"lr": TENSOR_LR, "weight_decay": 0.1}, {"lr": 0.01}),
     _case("adamw_wd_lr", "AdamW", {"weight_decay": 0.1, "lr": 0.01}, {"lr": 0.05}),
     # SparseAdam: OptimizerInfo's configs (default, lr, tensor lr, maximize),

@@ -40,3 +40,16 @@ def test_simple_inplace_ops_match_torch_bitwise(name, args):
         expected = getattr(torch.tensor(a), name)(*args).numpy()
         got = getattr(lucid.tensor(a), name)(*args).numpy()
     assert np.array_equal(got, expected)
+
+
+@pytest.mark.parametrize("base", [0.9, 0.99, 0.999, 1.7])
+def test_scalar_power_of_a_float32_value_rounds_as_torch(base):
+    """``t ** k`` on a 0-d float32 tensor, as in Adam's bias corrections with Tensor betas.
+
+    torch rounds the double-precision power once (NumPy's powf differs in about one case in
+    ten) and computes a few exponents (2, 3, -1, -2, -0.5) by multiplication and division.
+    """
+    exponents = [float(k) for k in range(-5, 300)] + [-0.5, 1.5, 2.5]
+    expected = [(torch.tensor(base) ** e).item() for e in exponents]
+    got = [(lucid.tensor(base) ** e).item() for e in exponents]
+    assert got == expected

@@ -13,7 +13,7 @@ import pytest
 import lucid
 import lucid.optim
 from optim_cases import CASES, gradient, initial_params, load_golden
-from tolerances import close
+from tolerances import PARITY, TORCH_FLOAT32_SCALARS, close
 
 DTYPES = {"float64": lucid.float64, "float32": lucid.float32}
 
@@ -22,6 +22,8 @@ def _hyper(value, device):
     """A case's hyperparameter for lucid: 0-d arrays stand for Tensor hyperparameters."""
     if isinstance(value, np.ndarray):
         return lucid.tensor(value, device=device)
+    if isinstance(value, tuple):
+        return tuple(_hyper(v, device) for v in value)
     return value
 
 
@@ -53,10 +55,18 @@ def run_lucid(case, dtype_name, device):
     return {k: np.stack(v) for k, v in record.items()}, states
 
 
+def _tolerances(case):
+    """TORCH_FLOAT32_SCALARS for cases with Tensor betas (see tests/tolerances.py), else PARITY."""
+    settings = [case.kwargs, *case.groups]
+    tensor_betas = any(isinstance(s.get("betas"), tuple) and isinstance(s["betas"][0], np.ndarray) for s in settings)
+    return TORCH_FLOAT32_SCALARS if tensor_betas else PARITY
+
+
 def _compare(case, dtype_name, device, expected):
+    table = _tolerances(case)
     trajectory, states = run_lucid(case, dtype_name, device)
     for i in range(len(trajectory)):
-        close(trajectory[f"p{i}"], expected[f"p{i}"], dtype_name)
+        close(trajectory[f"p{i}"], expected[f"p{i}"], dtype_name, table)
         state_keys = {k.split(".", 1)[1] for k in expected if k.startswith(f"s{i}.")}
         assert set(states[i]) <= state_keys, f"param {i}: lucid keeps {set(states[i])}, torch {state_keys}"
         for key in state_keys:
@@ -70,7 +80,7 @@ def _compare(case, dtype_name, device, expected):
                     assert got is None, f"param {i} has {key} at step {step}, torch has none yet"
                 else:
                     assert got is not None, f"param {i} lacks {key} at step {step}"
-                    close(got, want, dtype_name)
+                    close(got, want, dtype_name, table)
 
 
 RUNS = [(case, "float64", "cpu") for case in CASES] + [(case, "float32", "cpu") for case in CASES]

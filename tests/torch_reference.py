@@ -26,6 +26,8 @@ def _to_torch(value):
 
     if isinstance(value, np.ndarray):
         return torch.from_numpy(value.copy())
+    if isinstance(value, tuple):
+        return tuple(_to_torch(v) for v in value)
     return value
 
 

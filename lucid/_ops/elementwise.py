@@ -149,6 +149,34 @@ def _integer_power(backend, x, y):
     return backend.where(negative, special, out)
 
 
+# torch's CPU kernel for tensor ** number: exact special cases, and for float32 and float16
+# the power of the value in the next wider type, rounded once (NumPy's powf rounds
+# differently in about one case in ten, e.g. Adam's bias corrections with Tensor betas)
+_WIDER = {_dtype.float32: _dtype.float64, _dtype.float16: _dtype.float32}
+
+
+def _power_scalar(backend, x, exponent, dtype):
+    """``x ** exponent`` for a Python number ``exponent``, rounded as torch's CPU kernel rounds it."""
+    if not dtype.is_floating_point:
+        return backend.power(x, exponent)
+    if exponent == 2:
+        return backend.multiply(x, x)
+    if exponent == 3:
+        return backend.multiply(backend.multiply(x, x), x)
+    if exponent == 0.5:
+        return backend.sqrt(x)
+    if exponent == -1:
+        return backend.divide(1, x)
+    if exponent == -0.5:
+        return backend.divide(1, backend.sqrt(x))
+    if exponent == -2:
+        return backend.divide(1, backend.multiply(x, x))
+    wider = _WIDER.get(dtype)
+    if wider is None:
+        return backend.power(x, exponent)
+    return backend.astype(backend.power(backend.astype(x, wider), exponent), dtype)
+
+
 def pow(a, b):
     """``a ** b`` for tensors and numbers on either side.
 
@@ -173,12 +201,13 @@ def pow(a, b):
         a = a.to(_dtype.result_type(a, exponent))
         _check_integer_power(a, exponent)
         backend, x = a._backend, a._data
-        out = a._like(backend.power(x, exponent))
+        out = a._like(_power_scalar(backend, x, exponent, a.dtype))
 
         def backward(g):
             if exponent == 0:
                 return (backend.zeros_like(g),)
-            return (backend.multiply(g, backend.multiply(backend.power(x, exponent - 1), exponent)),)
+            power = _power_scalar(backend, x, exponent - 1, a.dtype)
+            return (backend.multiply(g, backend.multiply(power, exponent)),)
 
         return record(out, "PowBackward0", (a,), backward, saved=(a,))
     a, b = coerce(a, b)

@@ -23,8 +23,13 @@ def weight_decay(param: Tensor, grad: Tensor, lr, decay, decoupled: bool = False
     return grad.add(param, alpha=decay)
 
 
+def in_dtype_of(param: Tensor, value):
+    """``value`` as torch uses a Tensor hyperparameter next to ``param``: cast to its dtype."""
+    return value.to(param.dtype) if isinstance(value, Tensor) else value
+
+
 def bias_corrections(betas, step: int):
-    """``1 - beta1**t`` and ``1 - beta2**t`` for step ``t`` (Python floats, as torch computes them)."""
+    """``1 - beta1**t`` and ``1 - beta2**t`` for step ``t``, as torch computes them (Tensor betas give Tensors in their dtype)."""
     beta1, beta2 = betas
     return 1 - beta1**step, 1 - beta2**step
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
 from .. import _factory
 from .._tensor import Tensor
 from . import _checks
-from ._shared import bias_corrections, weight_decay
+from ._shared import bias_corrections, in_dtype_of, weight_decay
 from .optimizer import Optimizer, scalar
 
 
@@ -70,7 +68,11 @@ class Adam(Optimizer):
     The arithmetic is torch's, in torch's order (``lerp_`` for the first moment, the bias
     correction of the second moment inside the denominator), so trajectories agree with
     torch to float64 rounding. ``step`` is a Python int where torch keeps a float32
-    tensor; the numbers are the same. The state follows its parameter through
+    tensor; the numbers are the same. A Tensor ``lr`` or Tensor ``betas`` are used as torch
+    uses them: the step size, the decay factor and the bias corrections are computed in
+    their dtype (float32). With Tensor betas the agreement is to about 1e-8 rather than
+    float64 rounding, because torch's float32 square root of the bias correction is not
+    IEEE-rounded and lucid's is. The state follows its parameter through
     ``module.to()``, ``.double()`` and ``.half()`` between steps.
 
     Examples
@@ -117,18 +119,20 @@ class Adam(Optimizer):
         return state
 
     def update(self, param, grad, state, group):
-        # a Tensor lr stays one: torch computes the step size and decay factor in its dtype
+        # Tensor hyperparameters stay Tensors, as in torch: the step size, the decay factor
+        # and the bias corrections are computed in their dtype (float32), the moment
+        # weights in the parameter's dtype
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         state["step"] += 1
         grad = weight_decay(param, grad, lr, group["weight_decay"], group["decoupled_weight_decay"])
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        exp_avg.lerp_(grad, scalar(1 - in_dtype_of(param, beta1)))
+        exp_avg_sq.mul_(scalar(beta2)).addcmul_(grad, grad, value=scalar(1 - beta2))
         bias_correction1, bias_correction2 = bias_corrections((beta1, beta2), state["step"])
         second_moment = exp_avg_sq
         if group["amsgrad"]:
             second_moment = state["max_exp_avg_sq"].maximum_(exp_avg_sq)
-        denom = (second_moment.sqrt() / math.sqrt(bias_correction2)).add_(eps)
+        denom = (second_moment.sqrt() / scalar(bias_correction2**0.5)).add_(eps)
         param.addcdiv_(exp_avg, denom, value=-scalar(lr / bias_correction1))
 
 
