@@ -5,6 +5,9 @@ through ``lucid._backend.host``, so a third array library would be one more back
 nothing else. The check parses each module (imports inside functions count too). Nor does
 any module outside the seam reach a backend's array namespace (its private ``_xp``, once
 the public ``xp``): it calls the backend's named methods instead.
+Nor is a backend a way back into it: the methods that take an operation's name (``compare``,
+``logical``, ``inplace``) accept only the names lucid itself passes, and raise ValueError
+otherwise.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import lucid
@@ -95,3 +99,61 @@ def test_the_namespace_is_private_to_the_backends():
         if _backend.is_available(device):
             backend = _backend.get(device)
             assert not hasattr(backend, "xp") and backend._xp is not None
+
+
+# --- the methods that take an operation's name ----------------------------------------------
+def _named_operations() -> dict:
+    """Each name-taking Backend method with the names lucid passes to it (as string literals)."""
+    found = {"compare": set(), "logical": set(), "inplace": set()}
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr.lstrip("_") in found and node.args
+                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                found[node.func.attr.lstrip("_")].add(node.args[0].value)
+    return found
+
+
+def _available_backends():
+    from lucid import _backend
+
+    return [_backend.get(device) for device in _backend.DEVICES if _backend.is_available(device)]
+
+
+def test_the_name_taking_methods_accept_exactly_the_names_lucid_uses():
+    from lucid._backend.base import _COMPARE, _INPLACE, _LOGICAL
+
+    allowed = {"compare": set(_COMPARE), "logical": set(_LOGICAL), "inplace": set(_INPLACE)}
+    assert _named_operations() == allowed
+
+
+@pytest.mark.parametrize("method,name", [
+    ("compare", "save"), ("compare", "logical_and"), ("compare", "__class__"), ("compare", "add"),
+    ("logical", "equal"), ("logical", "bitwise_and"),
+    ("inplace", "save"), ("inplace", "equal"), ("inplace", "copyto"), ("inplace", "__class__"), ("inplace", ""),
+])
+def test_the_name_taking_methods_reject_any_other_name(method, name):
+    for backend in _available_backends():
+        a = backend.asarray([1.0, -2.0, 4.0], lucid.float32)
+        with pytest.raises(ValueError, match=f"unknown .*{name!r}; expected one of"):
+            getattr(backend, method)(name, a, a)
+        assert backend.to_numpy(a).tolist() == [1.0, -2.0, 4.0]  # nothing was written
+
+
+def test_every_accepted_name_works_on_every_backend():
+    from lucid._backend.base import _COMPARE, _INPLACE, _LOGICAL
+
+    unary = {"negative", "sqrt", "abs", "sign"}
+    for backend in _available_backends():
+        a, b = [1.0, 4.0, 9.0], [2.0, 4.0, 1.0]
+        x, y = backend.asarray(a, lucid.float32), backend.asarray(b, lucid.float32)
+        for op in _COMPARE:
+            assert backend.to_numpy(backend.compare(op, x, y)).tolist() == getattr(np, op)(a, b).tolist()
+        for op in _LOGICAL:
+            got = backend.logical(op, backend.compare("greater", x, 1.5), backend.compare("greater", y, 1.5))
+            assert backend.to_numpy(got).tolist() == getattr(np, op)(np.greater(a, 1.5), np.greater(b, 1.5)).tolist()
+        for op in _INPLACE:
+            args = () if op in unary else (backend.asarray(b, lucid.float32),)
+            got = backend.inplace(op, backend.asarray(a, lucid.float32), *args)
+            want = getattr(np, op)(np.float32(a), *(np.float32(b),) * len(args))
+            assert np.allclose(backend.to_numpy(got), want)

@@ -14,7 +14,16 @@ import numpy as np
 
 from .. import _dtype
 
+# The only names the string-dispatched methods take: the operations lucid itself uses, so
+# that a name never reaches the array namespace unchecked.
+_COMPARE = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 _LOGICAL = ("logical_and", "logical_or", "logical_xor")
+_INPLACE = ("add", "multiply", "divide", "negative", "sqrt", "abs", "sign", "maximum", "minimum")
+
+
+def _check_name(name: str, allowed: tuple, kind: str) -> None:
+    if name not in allowed:
+        raise ValueError(f"unknown {kind} {name!r}; expected one of {', '.join(allowed)}")
 
 
 class Backend:
@@ -163,12 +172,12 @@ class Backend:
 
     def compare(self, op: str, a, b):
         """``op`` is one of equal, not_equal, less, less_equal, greater, greater_equal."""
+        _check_name(op, _COMPARE, "comparison")
         return getattr(self._xp, op)(a, b)
 
     def logical(self, op: str, a, b):
         """``op`` is one of logical_and, logical_or, logical_xor; the result is a bool array."""
-        if op not in _LOGICAL:
-            raise ValueError(f"unknown logical operation {op!r}; expected one of {', '.join(_LOGICAL)}")
+        _check_name(op, _LOGICAL, "logical operation")
         return getattr(self._xp, op)(a, b)
 
     def logical_not(self, a):
@@ -286,9 +295,15 @@ class Backend:
     def inplace(self, name: str, a, *args):
         """``a = _xp.<name>(a, *args)``, written into ``a``'s buffer where the backend can.
 
+        ``name`` is one of add, multiply, divide, negative, sqrt, abs, sign, maximum, minimum.
         The caller must own ``a`` and rebind to the return value: NumPy writes in place and
         returns ``a``; MLX arrays are values, so it returns a new array.
         """
+        _check_name(name, _INPLACE, "in-place operation")
+        return self._inplace(name, a, *args)
+
+    def _inplace(self, name: str, a, *args):
+        """:meth:`inplace` once ``name`` is checked: what a backend implements."""
         raise NotImplementedError
 
     def is_exclusive(self, array) -> bool:

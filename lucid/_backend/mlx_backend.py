@@ -147,7 +147,7 @@ class MlxBackend(Backend):
         value = value.astype(a.dtype) if isinstance(value, mx.array) else mx.array(value, dtype=a.dtype)
         return mx.broadcast_to(value, a.shape)
 
-    def inplace(self, name, a, *args):
+    def _inplace(self, name, a, *args):
         out = getattr(mx, name)(a, *args)
         # an in-place op keeps its target's dtype, as NumPy's out= and torch do
         return out if out.dtype == a.dtype else out.astype(a.dtype)

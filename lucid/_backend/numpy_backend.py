@@ -136,7 +136,7 @@ class NumpyBackend(Backend):
         np.copyto(a, value, casting="unsafe")
         return a
 
-    def inplace(self, name, a, *args):
+    def _inplace(self, name, a, *args):
         getattr(np, name)(a, *args, out=a)
         return a
 
