@@ -62,36 +62,120 @@ class SparseTensor:
     # --- what it is --------------------------------------------------------------------
     @property
     def shape(self) -> tuple:
+        """The dense shape, a tuple.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.sparse_coo_tensor([[0, 2]], [[1.0, 2.0], [3.0, 4.0]], (4, 2)).shape
+        (4, 2)
+        """
         return self._shape
 
     def size(self, dim=None):
+        """The dense shape, or its length along ``dim``.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[0, 2]], [[1.0, 2.0], [3.0, 4.0]], (4, 2))
+        >>> g.size(), g.size(1)
+        ((4, 2), 2)
+        """
         return self._shape if dim is None else self._shape[dim]
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions of the dense shape.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.sparse_coo_tensor([[0, 2]], [[1.0, 2.0], [3.0, 4.0]], (4, 2)).ndim
+        2
+        """
         return len(self._shape)
 
     def dim(self) -> int:
+        """The number of dimensions of the dense shape (as :attr:`ndim`).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.sparse_coo_tensor([[0, 2]], [[1.0, 2.0], [3.0, 4.0]], (4, 2)).dim()
+        2
+        """
         return len(self._shape)
 
     def numel(self) -> int:
+        """How many elements the dense tensor has, listed or not.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.sparse_coo_tensor([[0, 2]], [[1.0, 2.0], [3.0, 4.0]], (4, 2)).numel()
+        8
+        """
         return math.prod(self._shape)
 
     @property
     def dtype(self) -> _dtype.dtype:
+        """The dtype of the values.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> g.dtype
+        lucid.float32
+        """
         return self._backend.dtype_of(self._vals)
 
     @property
     def device(self) -> str:
+        """The device of the indices and values.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> g.device
+        'cpu'
+        """
         return self._backend.device
 
     def is_floating_point(self) -> bool:
+        """Whether the values have a floating-point dtype.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> g.is_floating_point()
+        True
+        """
         return self.dtype.is_floating_point
 
     def sparse_dim(self) -> int:
+        """How many dimensions are sparse: always 1 (the rows).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.sparse_coo_tensor([[0, 2]], [[1.0, 2.0], [3.0, 4.0]], (4, 2)).sparse_dim()
+        1
+        """
         return 1
 
     def dense_dim(self) -> int:
+        """How many dimensions each listed row has (``ndim - 1``).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.sparse_coo_tensor([[0, 2]], [[1.0, 2.0], [3.0, 4.0]], (4, 2)).dense_dim()
+        1
+        """
         return len(self._shape) - 1
 
     def _nnz(self) -> int:
@@ -99,20 +183,44 @@ class SparseTensor:
         return self._backend.shape(self._rows)[0]
 
     def indices(self) -> Tensor:
-        """The row indices, shape ``(1, nnz)`` int64, as torch's."""
+        """The row indices, shape ``(1, nnz)`` int64, as torch's.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> g.indices()
+        tensor([[2, 0, 2]])
+        """
         b = self._backend
         return Tensor._make(b.reshape(self._rows, (1, -1)), b)
 
     _indices = indices
 
     def values(self) -> Tensor:
-        """The listed rows, shape ``(nnz,) + shape[1:]``."""
+        """The listed rows, shape ``(nnz,) + shape[1:]``.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> g.values()
+        tensor([1., 2., 3.])
+        """
         return Tensor._make(self._vals, self._backend)
 
     _values = values
 
     def is_coalesced(self) -> bool:
-        """Whether the indices are sorted and unique (known, not scanned for)."""
+        """Whether the indices are sorted and unique (known, not scanned for).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> g.is_coalesced(), g.coalesce().is_coalesced()
+        (False, True)
+        """
         return self._coalesced
 
     # --- conversions ---------------------------------------------------------------------
@@ -122,6 +230,14 @@ class SparseTensor:
         O(nnz log nnz): a sort and a segment sum in the backend; self when already
         coalesced. (torch adds duplicates in the order of its unstable sort: sums of
         three or more rows may differ from torch's in the last bits.)
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> c = g.coalesce()
+        >>> c.indices(), c.values()
+        (tensor([[0, 2]]), tensor([2., 4.]))
         """
         if self._coalesced:
             return self
@@ -129,14 +245,32 @@ class SparseTensor:
         return SparseTensor._make(rows, values, self._shape, self._backend, coalesced=True)
 
     def to_dense(self) -> Tensor:
-        """The dense tensor: zeros with the listed rows added (the one table-sized allocation)."""
+        """The dense tensor: zeros with the listed rows added (the one table-sized allocation).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> g.to_dense()
+        tensor([2., 0., 4., 0.])
+        """
         b = self._backend
         out = b.zeros(self._shape, self.dtype)
         out = b.index_add_rows(out, self._rows, self._vals, unique=self._coalesced)
         return Tensor._make(out, b)
 
     def to(self, *args, **kwargs) -> "SparseTensor":
-        """This tensor on another device and/or with another dtype (self when nothing changes)."""
+        """This tensor on another device and/or with another dtype (self when nothing changes).
+
+        Takes the arguments of :meth:`Tensor.to <lucid.Tensor.to>`.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> g.to(lucid.float64).dtype, g.to("cpu") is g
+        (lucid.float64, True)
+        """
         from ._tensor import _parse_to_args
 
         kwargs.pop("copy", None)
@@ -152,31 +286,122 @@ class SparseTensor:
         return SparseTensor._make(rows, values, self._shape, target, self._coalesced)
 
     def cpu(self) -> "SparseTensor":
+        """This tensor on the ``"cpu"`` (NumPy) device: a new tensor, or self if already there.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> g.cpu() is g
+        True
+        """
         return self.to("cpu")
 
     def gpu(self) -> "SparseTensor":
+        """This tensor on the ``"gpu"`` (MLX) device: a new tensor, or self if already there.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> g.gpu().device if lucid.is_available("gpu") else "gpu"
+        'gpu'
+        """
         return self.to("gpu")
 
     def float(self) -> "SparseTensor":
+        """This tensor with float32 values (self if they already are).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.sparse_coo_tensor([[0]], [1.0], (2,), dtype=lucid.float64).float().dtype
+        lucid.float32
+        """
         return self.to(_dtype.float32)
 
     def double(self) -> "SparseTensor":
+        """This tensor with float64 values (self if they already are).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> g.double().dtype
+        lucid.float64
+        """
         return self.to(_dtype.float64)
 
     def half(self) -> "SparseTensor":
+        """This tensor with float16 values (self if they already are).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> g.half().dtype
+        lucid.float16
+        """
         return self.to(_dtype.float16)
 
     def clone(self) -> "SparseTensor":
+        """A copy with indices and values of its own.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> c = g.clone()
+        >>> c.mul_(10).values(), g.values()
+        (tensor([10., 20., 30.]), tensor([1., 2., 3.]))
+        """
         b = self._backend
         return SparseTensor._make(b.copy(self._rows), b.copy(self._vals), self._shape, b, self._coalesced)
 
     def detach(self) -> "SparseTensor":
+        """A new sparse tensor on the same indices and values (a sparse tensor has no graph).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> d = g.detach()
+        >>> d is g, d.to_dense()
+        (False, tensor([2., 0., 4., 0.]))
+        """
         return SparseTensor._make(self._rows, self._vals, self._shape, self._backend, self._coalesced)
 
     def detach_(self) -> "SparseTensor":
+        """Self: a sparse tensor records no graph to detach from.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> g.detach_() is g
+        True
+        """
         return self
 
     def requires_grad_(self, requires_grad: bool = True) -> "SparseTensor":
+        """Self, for ``requires_grad=False``; lucid's sparse tensors record no gradients.
+
+        Raises
+        ------
+        RuntimeError
+            For ``requires_grad=True``.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> g.requires_grad_(False) is g
+        True
+        >>> g.requires_grad_()
+        Traceback (most recent call last):
+            ...
+        RuntimeError: lucid's sparse tensors do not record gradients
+        """
         if requires_grad:
             raise RuntimeError("lucid's sparse tensors do not record gradients")
         return self
@@ -192,6 +417,15 @@ class SparseTensor:
         raise TypeError(f"a sparse tensor can be multiplied by a number, not by {type(other).__name__}")
 
     def mul(self, other) -> "SparseTensor":
+        """The values times a number or a one-element tensor (``self * other``; the rows stay).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> (g * 2).values(), g.mul(lucid.tensor(0.5)).to_dense()
+        (tensor([2., 4., 6.]), tensor([1., 0., 2., 0.]))
+        """
         b = self._backend
         values = b.astype(b.multiply(self._vals, self._scalar(other)), self.dtype)
         return SparseTensor._make(self._rows, values, self._shape, b, self._coalesced)
@@ -199,16 +433,42 @@ class SparseTensor:
     __mul__ = __rmul__ = mul
 
     def mul_(self, other) -> "SparseTensor":
-        """Scale the values in place (the rows stay as they are)."""
+        """Scale the values in place (the rows stay as they are).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> g.mul_(10).values()
+        tensor([10., 20., 30.])
+        """
         self._vals = self.mul(other)._vals
         return self
 
     def div_(self, other) -> "SparseTensor":
+        """Divide the values in place by a number or a one-element tensor.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> g.div_(2).values()
+        tensor([0.5, 1. , 1.5])
+        """
         b = self._backend
         self._vals = b.astype(b.divide(self._vals, self._scalar(other)), self.dtype)
         return self
 
     def div(self, other) -> "SparseTensor":
+        """The values divided by a number or a one-element tensor (``self / other``).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> (g / 2).to_dense()
+        tensor([1., 0., 2., 0.])
+        """
         b = self._backend
         values = b.astype(b.divide(self._vals, self._scalar(other)), self.dtype)
         return SparseTensor._make(self._rows, values, self._shape, b, self._coalesced)
@@ -216,7 +476,17 @@ class SparseTensor:
     __truediv__ = div
 
     def add_(self, other, alpha=1) -> "SparseTensor":
-        """``self += alpha * other`` for a sparse ``other``: its rows appended (uncoalesced)."""
+        """``self += alpha * other`` for a sparse ``other``: its rows appended (uncoalesced).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> g.add_(lucid.sparse_coo_tensor([[1]], [5.0], (4,)), alpha=2)._nnz()
+        4
+        >>> g.to_dense()
+        tensor([ 2., 10.,  4.,  0.])
+        """
         if not isinstance(other, SparseTensor):
             raise TypeError(f"a sparse tensor can add a sparse tensor in place, not a {type(other).__name__}")
         total = self.add(other, alpha=alpha)
@@ -224,7 +494,15 @@ class SparseTensor:
         return self
 
     def clamp_(self, min=None, max=None) -> "SparseTensor":  # noqa: A002 - torch's names
-        """Clamp the listed values in place (the unlisted zeros are left as they are)."""
+        """Clamp the listed values in place (the unlisted zeros are left as they are).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> g.clamp_(max=2.5).values()
+        tensor([1. , 2. , 2.5])
+        """
         b = self._backend
         low = -math.inf if min is None else min
         high = math.inf if max is None else max
@@ -233,11 +511,29 @@ class SparseTensor:
 
     def isfinite(self) -> Tensor:
         """Whether each *listed* value is finite (the unlisted zeros are): a dense bool tensor
-        shaped like :meth:`values`."""
+        shaped like :meth:`values`.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.sparse_coo_tensor([[0, 3]], [1.0, float("inf")], (4,)).isfinite()
+        tensor([ True, False])
+        """
         return Tensor._make(self._backend.isfinite(self._vals), self._backend)
 
     @property
     def data(self) -> "SparseTensor":
+        """The tensor, detached; setting it to a sparse tensor adopts that one's rows and values
+        (how ``module.to()`` converts a gradient in place).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> g.data = lucid.sparse_coo_tensor([[1]], [5.0], (4,))
+        >>> g.to_dense()
+        tensor([0., 5., 0., 0.])
+        """
         return self.detach()
 
     @data.setter
@@ -253,10 +549,27 @@ class SparseTensor:
         return SparseTensor._make(self._rows, b.negative(self._vals), self._shape, b, self._coalesced)
 
     def neg(self) -> "SparseTensor":
+        """The values negated (``-self``).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> g.neg().values()
+        tensor([-1., -2., -3.])
+        """
         return -self
 
     def zero_(self) -> "SparseTensor":
-        """Drop every row (torch's ``zero_`` on a sparse tensor): O(1), nothing table-sized."""
+        """Drop every row (torch's ``zero_`` on a sparse tensor): O(1), nothing table-sized.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> g.zero_()._nnz(), g.to_dense()
+        (0, tensor([0., 0., 0., 0.]))
+        """
         b = self._backend
         self._rows = b.zeros((0,), _dtype.int64)
         self._vals = b.zeros((0,) + self._shape[1:], self.dtype)
@@ -265,7 +578,17 @@ class SparseTensor:
 
     def add(self, other, alpha=1):
         """``self + alpha * other``: sparse for a sparse ``other`` (the rows concatenated,
-        uncoalesced), dense for a dense one."""
+        uncoalesced), dense for a dense one.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
+        >>> (g + g).indices()
+        tensor([[2, 0, 2, 2, 0, 2]])
+        >>> g.add(lucid.ones(4), alpha=2)
+        tensor([4., 2., 6., 2.])
+        """
         if isinstance(other, SparseTensor):
             _check_same(self, other)
             if alpha != 1:

@@ -1,5 +1,5 @@
-"""Every public Tensor method and property, and every name in ``lucid.__all__``, has a
-numpydoc docstring with an Examples section.
+"""Every public Tensor and SparseTensor method and property, and every name in
+``lucid.__all__``, has a numpydoc docstring with an Examples section.
 
 The examples themselves run as doctests (``--doctest-modules`` in pyproject.toml); this
 test makes sure there is one to run. Dunder methods (operators, ``__len__``, ...) are the
@@ -26,17 +26,18 @@ def _documented(obj) -> bool:
     return bool(EXAMPLES.search(inspect.getdoc(obj) or ""))
 
 
-def _tensor_members():
-    """``(name, object whose docstring documents it)`` for Tensor's public methods and properties."""
-    for name in sorted(dir(lucid.Tensor)):
+def _members(cls):
+    """``(name, object whose docstring documents it)`` for the public methods and properties of ``cls``."""
+    for name in sorted(dir(cls)):
         if name.startswith("_") and not _is_dunder(name):
             continue  # private
-        static = inspect.getattr_static(lucid.Tensor, name)
+        static = inspect.getattr_static(cls, name)
         if isinstance(static, property) or inspect.isroutine(static):
             yield name, static
 
 
-TENSOR_MEMBERS = [(name, obj) for name, obj in _tensor_members() if not _is_dunder(name)]
+TENSOR_MEMBERS = [(name, obj) for name, obj in _members(lucid.Tensor) if not _is_dunder(name)]
+SPARSE_MEMBERS = [(name, obj) for name, obj in _members(lucid.SparseTensor) if not _is_dunder(name)]
 
 
 def test_the_walk_sees_methods_and_properties():
@@ -49,6 +50,18 @@ def test_the_walk_sees_methods_and_properties():
 @pytest.mark.parametrize("name,member", TENSOR_MEMBERS, ids=[name for name, _ in TENSOR_MEMBERS])
 def test_tensor_member_has_examples(name, member):
     assert _documented(member), f"Tensor.{name} has no numpydoc docstring with an Examples section"
+
+
+def test_the_walk_sees_sparse_methods_and_properties():
+    names = {name for name, _ in SPARSE_MEMBERS}
+    assert {"coalesce", "to_dense", "indices", "values", "add_", "zero_", "shape", "dtype", "data"} <= names
+    assert not names & {"is_sparse", "layout", "_nnz", "_make"}  # class attributes; private
+    assert len(names) > 30
+
+
+@pytest.mark.parametrize("name,member", SPARSE_MEMBERS, ids=[name for name, _ in SPARSE_MEMBERS])
+def test_sparse_tensor_member_has_examples(name, member):
+    assert _documented(member), f"SparseTensor.{name} has no numpydoc docstring with an Examples section"
 
 
 @pytest.mark.parametrize("name", lucid.__all__)
