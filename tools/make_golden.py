@@ -122,6 +122,43 @@ def diff_arrays(path: Path, fresh: dict[str, np.ndarray]) -> list[str]:
     return problems
 
 
+def write_or_check(label: str, directory: Path, fresh: dict, case_names: list, check: bool) -> int:
+    """Write the ``fresh`` arrays (path -> arrays) and a MANIFEST.json into ``directory``, or
+    check that the stored files hold exactly them; returns the process exit code.
+
+    Files in ``directory`` that no case produces are removed (or, when checking, reported).
+    """
+    import torch
+
+    meta = {
+        "generator": f"tools/make_golden.py --{label}",
+        "torch": torch_version(),
+        "numpy": np.__version__,
+        "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "python": platform.python_version(),
+        "cases": case_names,
+    }
+    manifest_path = directory / "MANIFEST.json"
+    stale = sorted(set(directory.glob("*.npz")) - set(fresh)) if directory.exists() else []
+    if check:
+        problems = [msg for path, arrays in fresh.items() for msg in diff_arrays(path, arrays)]
+        problems += [f"{p.name}: not produced by any case" for p in stale]
+        if not manifest_path.exists() or json.loads(manifest_path.read_text()).get("cases") != case_names:
+            problems.append(f"{directory.name}/MANIFEST.json: missing or a different case list")
+        for msg in problems:
+            print(msg)
+        print(f"{'FAILED' if problems else 'ok'}: checked {len(fresh)} {label} golden files")
+        return 1 if problems else 0
+    directory.mkdir(parents=True, exist_ok=True)
+    for path in stale:
+        path.unlink()
+    for path, arrays in fresh.items():
+        path.write_bytes(npz_bytes(arrays))
+    manifest_path.write_bytes(manifest_bytes(meta))
+    print(f"wrote {len(fresh)} {label} golden files to {directory}")
+    return 0
+
+
 def grad_tools_golden(check: bool = False) -> int:
     """Write (or check) ``tests/golden/grad_tools/``: clipping, SWA/EMA and SWALR from torch.
 
@@ -129,38 +166,10 @@ def grad_tools_golden(check: bool = False) -> int:
     ``run_torch_*`` function returns) and a ``MANIFEST.json``; the optimizer golden files
     are not touched. Returns the process exit code.
     """
-    from grad_tools_cases import ALL_CASES, GOLDEN_DIR as TOOLS_DIR, golden_path as tools_path
+    from grad_tools_cases import ALL_CASES, GOLDEN_DIR, golden_path
 
-    import torch
-
-    fresh = {tools_path(name): run(case) for name, run, _, case in ALL_CASES}
-    meta = {
-        "generator": "tools/make_golden.py --grad-tools",
-        "torch": torch_version(),
-        "numpy": np.__version__,
-        "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
-        "python": platform.python_version(),
-        "cases": [name for name, *_ in ALL_CASES],
-    }
-    manifest_path = TOOLS_DIR / "MANIFEST.json"
-    stale = sorted(set(TOOLS_DIR.glob("*.npz")) - set(fresh)) if TOOLS_DIR.exists() else []
-    if check:
-        problems = [msg for path, arrays in fresh.items() for msg in diff_arrays(path, arrays)]
-        problems += [f"{p.name}: not produced by any case" for p in stale]
-        if not manifest_path.exists() or json.loads(manifest_path.read_text()).get("cases") != meta["cases"]:
-            problems.append("grad_tools/MANIFEST.json: missing or a different case list")
-        for msg in problems:
-            print(msg)
-        print(f"{'FAILED' if problems else 'ok'}: checked {len(fresh)} grad_tools golden files")
-        return 1 if problems else 0
-    TOOLS_DIR.mkdir(parents=True, exist_ok=True)
-    for path in stale:
-        path.unlink()
-    for path, arrays in fresh.items():
-        path.write_bytes(npz_bytes(arrays))
-    manifest_path.write_bytes(manifest_bytes(meta))
-    print(f"wrote {len(fresh)} grad_tools golden files to {TOOLS_DIR}")
-    return 0
+    fresh = {golden_path(name): run(case) for name, run, _, case in ALL_CASES}
+    return write_or_check("grad-tools", GOLDEN_DIR, fresh, [name for name, *_ in ALL_CASES], check)
 
 
 def sparse_golden(check: bool = False) -> int:
@@ -171,39 +180,10 @@ def sparse_golden(check: bool = False) -> int:
     """
     import sparse_cases
 
-    import torch
-
     cases = sparse_cases.CASES
     fresh = {sparse_cases.golden_path(c, d): sparse_cases.run_torch_sparse(c, dt)
              for c in cases for d, dt in sparse_cases.DTYPES.items()}
-    meta = {
-        "generator": "tools/make_golden.py --sparse",
-        "torch": torch_version(),
-        "numpy": np.__version__,
-        "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
-        "python": platform.python_version(),
-        "cases": [c.name for c in cases],
-    }
-    directory = sparse_cases.GOLDEN_DIR
-    manifest_path = directory / "MANIFEST.json"
-    stale = sorted(set(directory.glob("*.npz")) - set(fresh)) if directory.exists() else []
-    if check:
-        problems = [msg for path, arrays in fresh.items() for msg in diff_arrays(path, arrays)]
-        problems += [f"{p.name}: not produced by any case" for p in stale]
-        if not manifest_path.exists() or json.loads(manifest_path.read_text()).get("cases") != meta["cases"]:
-            problems.append("sparse/MANIFEST.json: missing or a different case list")
-        for msg in problems:
-            print(msg)
-        print(f"{'FAILED' if problems else 'ok'}: checked {len(fresh)} sparse golden files")
-        return 1 if problems else 0
-    directory.mkdir(parents=True, exist_ok=True)
-    for path in stale:
-        path.unlink()
-    for path, arrays in fresh.items():
-        path.write_bytes(npz_bytes(arrays))
-    manifest_path.write_bytes(manifest_bytes(meta))
-    print(f"wrote {len(fresh)} sparse golden files to {directory}")
-    return 0
+    return write_or_check("sparse", sparse_cases.GOLDEN_DIR, fresh, [c.name for c in cases], check)
 
 
 def main(argv=None) -> int:
