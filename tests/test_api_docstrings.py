@@ -15,7 +15,8 @@ import pytest
 
 import lucid
 
-EXAMPLES = re.compile(r"^Examples\n-{8,}\n(?:\s*\n)*>>> ", re.MULTILINE)
+# an Examples section whose first example may follow a paragraph of prose
+EXAMPLES = re.compile(r"^Examples\n-{8,}\n(?:(?!>>> ).*\n)*?>>> ", re.MULTILINE)
 
 
 def _is_dunder(name: str) -> bool:
@@ -96,3 +97,42 @@ def test_the_check_wants_a_runnable_example():
         """
 
     assert not _documented(bare) and not _documented(heading_only) and _documented(good)
+
+
+def _public_api():
+    """``(qualified name, object)`` for every class and function the nn and optim modules
+    export, and for each public method and property of those classes (an override without
+    a docstring of its own is documented by the one it overrides)."""
+    from lucid import nn
+    from lucid.nn import functional, utils
+    from lucid.optim import lr_scheduler, schedules, swa_utils
+
+    modules = {"lucid.nn": nn, "lucid.nn.functional": functional, "lucid.nn.utils": utils,
+               "lucid.optim": lucid.optim, "lucid.optim.lr_scheduler": lr_scheduler,
+               "lucid.optim.schedules": schedules, "lucid.optim.swa_utils": swa_utils}
+    for prefix, module in modules.items():
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+                continue
+            yield f"{prefix}.{name}", obj
+            if inspect.isclass(obj):
+                for member, static in _members(obj):
+                    if not _is_dunder(member):
+                        bound = static if isinstance(static, property) else getattr(obj, member)
+                        yield f"{prefix}.{name}.{member}", bound
+
+
+PUBLIC_API = list(_public_api())
+
+
+def test_the_api_walk_sees_the_extension_points():
+    names = {name for name, _ in PUBLIC_API}
+    assert {"lucid.optim.Optimizer.update", "lucid.optim.Optimizer.init_state",
+            "lucid.optim.lr_scheduler.LRScheduler.get_lr", "lucid.optim.schedules.cosine.value",
+            "lucid.nn.functional.cross_entropy", "lucid.optim.swa_utils.AveragedModel"} <= names
+
+
+@pytest.mark.parametrize("name,obj", PUBLIC_API, ids=[name for name, _ in PUBLIC_API])
+def test_public_api_has_examples(name, obj):
+    assert _documented(obj), f"{name} has no numpydoc docstring with an Examples section"

@@ -268,6 +268,21 @@ class LBFGS(Optimizer):
         Returns
         -------
         The closure's value at the start of the step.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> w = nn.Parameter(lucid.tensor([3.0, -1.0], dtype=lucid.float64))
+        >>> optimizer = optim.LBFGS([w])
+        >>> def closure():
+        ...     optimizer.zero_grad()
+        ...     loss = ((w - 1.0) ** 2).sum()
+        ...     loss.backward()
+        ...     return loss
+        >>> first = optimizer.step(closure)
+        >>> first.item(), [round(v, 6) for v in w.tolist()]
+        (8.0, [1.0, 1.0])
         """
         return super().step(closure)
 

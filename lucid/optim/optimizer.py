@@ -225,7 +225,19 @@ class Optimizer:
         """Raise ValueError for a hyperparameter out of range (torch's messages)."""
 
     def init_state(self, param: Tensor, group: dict) -> dict:
-        """The state of ``param`` before its first update."""
+        """The state of ``param`` before its first update (a subclass's rule decides it).
+
+        The base class calls it once per parameter, the first time that parameter steps.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> p = nn.Parameter(lucid.zeros(3))
+        >>> adam = optim.Adam([p], amsgrad=True)
+        >>> sorted(adam.init_state(p, adam.param_groups[0]))
+        ['exp_avg', 'exp_avg_sq', 'max_exp_avg_sq', 'step']
+        """
         return {}
 
     #: Whether ``update`` takes row-sparse gradients (:class:`lucid.SparseTensor`, from
@@ -250,11 +262,36 @@ class Optimizer:
 
         An optimizer that creates state entries during ``update`` (SGD's momentum buffer)
         lists them too, so that loading and stepping can check them.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> p = nn.Parameter(lucid.zeros(2, 3))
+        >>> adam = optim.Adam([p])
+        >>> adam.state_shapes(p, adam.param_groups[0])
+        {'exp_avg': (2, 3), 'exp_avg_sq': (2, 3)}
         """
         return {k: v.shape for k, v in self.init_state(param, group).items() if isinstance(v, Tensor)}
 
     def update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
-        """Update ``param`` (and ``state``) in place from ``grad``."""
+        """Update ``param`` (and ``state``) in place from ``grad``: one optimizer's rule.
+
+        The base class calls it under ``no_grad`` for each parameter with a gradient, after
+        every gradient was checked, with ``grad`` already negated under ``maximize``.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> p = nn.Parameter(lucid.tensor([1.0, 2.0]))
+        >>> sgd = optim.SGD([p], lr=0.5)
+        >>> with lucid.no_grad():
+        ...     sgd.update(p, lucid.tensor([1.0, -1.0]), {}, sgd.param_groups[0])
+        >>> p
+        Parameter containing:
+        tensor([0.5, 2.5], requires_grad=True)
+        """
         raise NotImplementedError
 
     # --- groups --------------------------------------------------------------------------
@@ -454,6 +491,20 @@ class Optimizer:
         Returns
         -------
         The closure's loss, or None without a closure.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> w = nn.Parameter(lucid.tensor([3.0]))
+        >>> optimizer = optim.SGD([w], lr=0.25)
+        >>> def closure():
+        ...     optimizer.zero_grad()
+        ...     loss = (w * w).sum()
+        ...     loss.backward()
+        ...     return loss
+        >>> optimizer.step(closure).item(), w.item()
+        (9.0, 1.5)
         """
         self._opt_called = True  # lr schedulers read it: the optimizer has stepped
         _schedules.before_update(self.param_groups)

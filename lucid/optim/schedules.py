@@ -129,14 +129,28 @@ class Schedule:
     fields: tuple = ()
 
     def value(self, step: int) -> float:
-        """The learning rate at ``step``, the number of updates made before (from 0)."""
+        """The learning rate at ``step``, the number of updates made before (from 0).
+
+        Examples
+        --------
+        >>> from lucid.optim.schedules import linear
+        >>> [linear(0.0, 1.0, 4).value(t) for t in (0, 2, 4, 9)]
+        [0.0, 0.5, 1.0, 1.0]
+        """
         raise NotImplementedError
 
     def __call__(self, step: int) -> float:
         return self.value(_count("step", step, 0))
 
     def to_dict(self) -> dict:
-        """The schedule as plain data (nested schedules as nested dicts), for ``state_dict``."""
+        """The schedule as plain data (nested schedules as nested dicts), for ``state_dict``.
+
+        Examples
+        --------
+        >>> from lucid.optim.schedules import cosine, warmup
+        >>> warmup(10, cosine(3e-4, 100)).to_dict()["then"]
+        {'schedule': 'cosine', 'peak': 0.0003, 'steps': 100, 'end': 0.0}
+        """
         return {"schedule": self.kind, **{name: _plain(getattr(self, name)) for name in self.fields}}
 
     def __eq__(self, other) -> bool:

@@ -165,7 +165,24 @@ class SparseAdam(Optimizer):
         self.update_rows(param, rows, grad[rows], state, group)
 
     def update_rows(self, param, rows, grad, state, group):
-        """The rule on the rows ``rows`` of ``param``, whose gradient rows are ``grad`` (unique rows)."""
+        """The rule on the rows ``rows`` of ``param``, whose gradient rows are ``grad`` (unique rows).
+
+        ``update`` calls it with the rows a dense gradient touches, or with the coalesced
+        rows of a sparse one; the other rows, and their moments, are not read or written.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> table = nn.Parameter(lucid.zeros(3, 2))
+        >>> opt = optim.SparseAdam([table], lr=0.1)
+        >>> state = opt.init_state(table, opt.param_groups[0])
+        >>> state["step"] = 1
+        >>> with lucid.no_grad():
+        ...     opt.update_rows(table, lucid.tensor([1]), lucid.ones(1, 2), state, opt.param_groups[0])
+        >>> (table != 0).any(dim=1).tolist()
+        [False, True, False]
+        """
         lr, (beta1, beta2), eps, step = group["lr"], group["betas"], group["eps"], state["step"]
         if not isinstance(lr, Tensor):
             _update_rows_native(param, rows._data, grad._data, state, lr, beta1, beta2, eps, step)

@@ -157,7 +157,16 @@ class _OptimizerWrapper:
         return f"{type(self).__name__}({self.extra_repr()},\n{inner}\n)"
 
     def extra_repr(self) -> str:
-        """The wrapper's settings, for :func:`repr`."""
+        """The wrapper's settings, for :func:`repr`.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> accumulate = optim.GradientAccumulation(optim.SGD([nn.Parameter(lucid.zeros(1))]), steps=4)
+        >>> accumulate.extra_repr()
+        'steps=4, average=True'
+        """
         return ""
 
 

@@ -237,6 +237,17 @@ class LRScheduler:
         """The next lr of every group, chainable (computed from the groups' current lrs).
 
         Called by :meth:`step`; outside it, it warns and :meth:`get_last_lr` is what is wanted.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> from lucid.optim.lr_scheduler import StepLR
+        >>> optimizer = optim.SGD([nn.Parameter(lucid.zeros(1))], lr=1.0)
+        >>> scheduler = StepLR(optimizer, step_size=1, gamma=0.5)
+        >>> optimizer.step(); scheduler.step()
+        >>> scheduler.get_last_lr()
+        [0.5]
         """
         raise NotImplementedError
 

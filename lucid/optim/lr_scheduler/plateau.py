@@ -162,7 +162,19 @@ class ReduceLROnPlateau(LRScheduler):
 
     @property
     def in_cooldown(self) -> bool:
-        """Whether a cooldown is running (bad epochs are then not counted)."""
+        """Whether a cooldown is running (bad epochs are then not counted).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> from lucid.optim.lr_scheduler import ReduceLROnPlateau
+        >>> optimizer = optim.SGD([nn.Parameter(lucid.zeros(1))], lr=1.0)
+        >>> scheduler = ReduceLROnPlateau(optimizer, patience=0, cooldown=2)
+        >>> scheduler.step(1.0); scheduler.step(2.0)
+        >>> scheduler.get_last_lr(), scheduler.in_cooldown
+        ([0.1], True)
+        """
         return self.cooldown_counter > 0
 
     def _is_better(self, a, best) -> bool:
