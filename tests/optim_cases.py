@@ -30,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tolerances import PARITY, TORCH_FLOAT32_SCALARS
+
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden" / "optim"
 
 #: Parameter dtypes every case is recorded in, by golden-file suffix.
@@ -182,6 +184,15 @@ def gradient(case: OptimCase, step: int, index: int, param: np.ndarray) -> np.nd
         keep[touched_rows(case, step, index, param.shape)] = True
         grad[~keep] = 0
     return grad
+
+
+def tolerance_table(case: OptimCase) -> dict:
+    """The tolerances ``case`` is compared at, wherever it is compared (lucid against the
+    golden files, torch replayed against them, ``tools/make_golden.py --check``):
+    TORCH_FLOAT32_SCALARS for cases with Tensor betas (see tests/tolerances.py), else PARITY."""
+    settings = [case.kwargs, *case.groups]
+    tensor_betas = any(isinstance(s.get("betas"), tuple) and isinstance(s["betas"][0], np.ndarray) for s in settings)
+    return TORCH_FLOAT32_SCALARS if tensor_betas else PARITY
 
 
 def golden_path(case: OptimCase, dtype_name: str) -> Path:

@@ -6,7 +6,6 @@ float16 surviving the trip between devices), ``to()`` round trips, and the gathe
 scatter-adds of indexing, which must accumulate duplicates and stay vectorised on MLX.
 """
 
-import time
 
 import numpy as np
 import pytest
@@ -347,18 +346,18 @@ def test_index_backward_accumulates_duplicates_on_mlx():
     assert y.grad.tolist() == [[0.0, 0.0, 2.0], [0.0, 0.0, 1.0]]
 
 
-def test_gather_and_scatter_add_are_vectorised_on_mlx():
+def test_a_million_index_gather_and_its_scatter_add_on_mlx():
+    """What the gather returns and what its backward accumulates, for a million indices
+    (how fast it runs is measured in benchmarks/, not here)."""
     n = 1_000_000
     lucid.manual_seed(0)
     index = (lucid.rand(n, device="gpu") * 10).long()
-    x = lucid.ones(10, device="gpu", requires_grad=True)
-    start = time.perf_counter()
-    x[index].sum().backward()
-    total = x.grad.sum().item()
-    elapsed = time.perf_counter() - start
-    assert total == n
+    x = lucid.arange(10, dtype=lucid.float32, device="gpu").requires_grad_()
+    picked = x[index]
+    np.testing.assert_array_equal(picked.detach().numpy(), index.numpy().astype(np.float32))
+    picked.sum().backward()
+    assert x.grad.sum().item() == n
     np.testing.assert_array_equal(x.grad.numpy(), np.bincount(index.numpy(), minlength=10))
-    assert elapsed < 5.0, f"a million-index gather and scatter-add took {elapsed:.1f} s: a Python loop?"
 
 
 def test_boolean_mask_indexing_on_mlx():
@@ -480,8 +479,9 @@ def test_setitem_paths(device_):
     x[:, 3] = lucid.tensor([7, 8, 9], device=device_)  # cast to the target's dtype
     x[lucid.tensor([2, 2], device=device_), lucid.tensor([0, 1], device=device_)] = 5.0
     x[x == 0] = -1.0
-    x[..., None][2, 2] = 4.0  # through a view: the write lands on cpu only, so just check it runs
+    x[..., None][2, 2] = 4.0  # through a view: on MLX written back into the base
     assert x.dtype is lucid.float32
+    assert x.tolist()[2] == [5.0, 5.0, 4.0, 9.0]
     x[[-1]] = lucid.tensor([[6.0, 6.0, 6.0, 6.0]], device=device_)
     assert x.tolist()[:2] == [[1.0, 1.0, 1.0, 7.0], [-1.0, 2.0, 3.0, 8.0]]
     assert x.tolist()[2] == [6.0, 6.0, 6.0, 6.0]

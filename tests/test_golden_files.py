@@ -1,10 +1,14 @@
 """Sanity checks of the optimizer case matrix and its torch golden files.
 
-The presence and matrix checks need only numpy. The live check replays every
-case through torch (about 2 s for all of them) and must reproduce the stored
-arrays bit for bit on a CPU of the manifest's family, and at the PARITY tolerance
-on another (FMA rounding). Without torch 2.13 it is skipped, except under CI=true,
-where it fails.
+The presence and matrix checks need only numpy. The live check replays every case
+through torch (about 2 s for all of them) and compares it with the stored arrays at the
+case's own tolerance (``optim_cases.tolerance_table``), on every machine: torch's
+vectorised kernels (sqrt, division, fused multiply-adds, BLAS) round differently from one
+CPU model to the next even where ``torch.backends.cpu.get_cpu_capability()`` names the
+same instruction set, so a bit-for-bit replay is a property of one machine, not of the
+code. ``python tools/make_golden.py --check --exact`` still does that bit-for-bit check,
+as a tool on the machine that made the files. Without torch 2.13 the replay is skipped,
+except under CI=true, where it fails.
 """
 
 import json
@@ -14,7 +18,7 @@ import re
 import numpy as np
 import pytest
 
-from optim_cases import CASES, DTYPES, GOLDEN_DIR, golden_path, load_golden
+from optim_cases import CASES, DTYPES, GOLDEN_DIR, golden_path, load_golden, tolerance_table
 from tolerances import close
 
 MANIFEST = GOLDEN_DIR / "MANIFEST.json"
@@ -38,12 +42,6 @@ REQUIRED_FLAGS = {
     "Muon": {"lr", "weight_decay", "momentum", "nesterov", "ns_coefficients", "eps", "ns_steps", "adjust_lr_fn"},
     "Lion": {"lr", "betas", "weight_decay", "maximize"},
 }
-
-# torch's vectorised CPU kernels (AVX2 and AVX512 here) fuse `add(alpha=)` and
-# `lerp` into FMAs; the scalar DEFAULT kernels round twice. Golden files are
-# only reproducible on a machine of the same family.
-FMA_CAPABILITIES = {"AVX2", "AVX512"}
-
 
 @pytest.mark.parametrize("dtype_name", sorted(DTYPES))
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
@@ -101,35 +99,23 @@ def _torch_of_the_manifest(manifest):
     return torch
 
 
-def same_cpu_path(here: str, there: str) -> bool:
-    """Whether torch's CPU kernels round the same way on both capabilities."""
-    return here == there or {here, there} <= FMA_CAPABILITIES
-
-
 @pytest.mark.parametrize("dtype_name", sorted(DTYPES))
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_torch_reproduces_golden(case, dtype_name):
-    """Bit for bit on a CPU of the manifest's family; at the PARITY tolerance on another
-    (FMA against twice-rounded kernels), never skipped for that."""
+    """torch, run here, gives the stored trajectories at the case's tolerance."""
     manifest = json.loads(MANIFEST.read_text())
-    torch = _torch_of_the_manifest(manifest)
+    _torch_of_the_manifest(manifest)
     from torch_reference import run_torch
 
-    exact = same_cpu_path(torch.backends.cpu.get_cpu_capability(), manifest["torch_cpu_capability"])
     stored = load_golden(case, dtype_name)
     fresh = run_torch(case, DTYPES[dtype_name])
     assert sorted(fresh) == sorted(stored)
     for key, expected in stored.items():
-        assert fresh[key].dtype == expected.dtype, key
-        if exact:
-            assert np.array_equal(fresh[key], expected, equal_nan=True), key
+        assert fresh[key].dtype == expected.dtype and fresh[key].shape == expected.shape, key
+        if key.endswith(".step"):
+            np.testing.assert_array_equal(fresh[key], expected, err_msg=key)  # integer counts
         else:
-            close(fresh[key], expected, dtype_name)
-
-
-def test_capability_families():
-    assert same_cpu_path("AVX2", "AVX512") and same_cpu_path("DEFAULT", "DEFAULT")
-    assert not same_cpu_path("DEFAULT", "AVX2")
+            close(fresh[key], expected, dtype_name, tolerance_table(case))
 
 
 def test_a_missing_or_other_torch_fails_under_ci(monkeypatch):
@@ -142,11 +128,19 @@ def test_a_missing_or_other_torch_fails_under_ci(monkeypatch):
         _torch_of_the_manifest(manifest)
 
 
-def test_another_cpu_path_compares_at_the_parity_tolerance(monkeypatch):
-    """The fallback runs (and passes) when the capability is of the other family."""
+def test_the_replay_fails_on_a_difference_beyond_the_tolerance(monkeypatch):
+    """The comparison above can fail: torch's numbers nudged by 1e-9 relative (well past the
+    float64 parity tolerance, far inside float32's) fail the float64 replay only."""
+    import torch_reference
+
     manifest = json.loads(MANIFEST.read_text())
-    torch = _torch_of_the_manifest(manifest)
-    other = "DEFAULT" if manifest["torch_cpu_capability"] in FMA_CAPABILITIES else "AVX2"
-    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: other)
-    for dtype_name in sorted(DTYPES):
-        test_torch_reproduces_golden(CASES[0], dtype_name)
+    _torch_of_the_manifest(manifest)
+    run = torch_reference.run_torch
+
+    def nudged(case, dtype):
+        return {k: v if k.endswith(".step") else v * (1 + 1e-9) for k, v in run(case, dtype).items()}
+
+    monkeypatch.setattr(torch_reference, "run_torch", nudged)
+    test_torch_reproduces_golden(CASES[0], "float32")
+    with pytest.raises(AssertionError, match="Not equal to tolerance"):
+        test_torch_reproduces_golden(CASES[0], "float64")

@@ -58,14 +58,6 @@ def test_clip_grad_norm_matches_torch_live(case):
     _compare(run_lucid_clip(case), run_torch_clip(case))
 
 
-def test_golden_norms_are_exact_where_they_can_be():
-    # the float64 norms agree with torch to the last bit here; float32 ones within rounding
-    for case in CLIP_CASES:
-        if case.count and not case.poison and len(case.none) < case.count and set(case.dtypes) == {"float64"}:
-            got, want = run_lucid_clip(case)["norm"], load_golden(case.name)["norm"]
-            np.testing.assert_array_equal(got, want)
-
-
 # --- what clip_grad_norm_ returns and does -----------------------------------------------
 def _params(device="cpu", dtype=lucid.float32, grads=((3.0, 4.0), (12.0,))):
     params = []

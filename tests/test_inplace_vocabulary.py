@@ -1,14 +1,17 @@
 """The in-place vocabulary update rules are written in, against torch's CPU kernels.
 
-Where torch's kernel rounds the same way NumPy can (no fused multiply-add), lucid must be
-bit-identical in float64: these are the ops whose order decides the last bits of every
-optimizer trajectory.
+A single correctly rounded IEEE operation (a product, a quotient, a maximum) gives the same
+bits on every CPU, so lucid must be bit-identical to torch there. A compound kernel such as
+``addcdiv`` may be contracted into fused multiply-adds by torch's vectorised build for one
+CPU and not for another, so it is held to the float64 parity tolerance instead: whether the
+bits agree is a property of the machine, not of lucid.
 """
 
 import numpy as np
 import pytest
 
 import lucid
+from tolerances import close
 
 torch = pytest.importorskip("torch")
 
@@ -20,11 +23,13 @@ def _pair(seed=0, n=4096, positive=False):
 
 
 @pytest.mark.parametrize("value", [1, -0.0123456789, 3.5])
-def test_addcdiv_matches_torch_bitwise(value):
+def test_addcdiv_matches_torch(value):
     a, b, c = _pair(0), _pair(1), _pair(2, positive=True)
     expected = torch.tensor(a).addcdiv_(torch.tensor(b), torch.tensor(c), value=value).numpy()
     got = lucid.tensor(a).addcdiv_(lucid.tensor(b), lucid.tensor(c), value=value).numpy()
-    assert np.array_equal(got, expected)
+    close(got, expected, "float64")
+    # and it is the compound a + (value * b) / c in torch's order, each step rounded once
+    assert np.array_equal(got, a + (value * b) / c)
 
 
 # sqrt_ is left out on purpose: torch's vectorised CPU sqrt is not correctly rounded (about

@@ -225,11 +225,14 @@ def test_scheduler_before_optimizer_warns_once():
 def test_right_order_does_not_warn():
     opt = sgd(1.0)
     sched = S.StepLR(opt, 1)
+    lrs = []
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for _ in range(3):
             opt.step()
             sched.step()
+            lrs.append(opt.param_groups[0]["lr"])
+    close(lrs, [0.1, 0.01, 0.001], "float64", table=SCHEDULER)  # gamma=0.1 every step
 
 
 def test_optimizer_records_that_it_stepped():
@@ -251,12 +254,15 @@ def test_optimizer_step_replaced_after_construction_warns():
 def test_step_replaced_before_construction_is_fine():
     opt = sgd(1.0)
     original = opt.step
-    opt.step = lambda closure=None: original(closure)
+    calls = []
+    opt.step = lambda closure=None: (calls.append(closure), original(closure))[1]
     sched = S.StepLR(opt, 1)
     opt.step()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         sched.step()
+    assert calls == [None] and opt._opt_called is True  # the wrapper ran, and so did the step
+    assert opt.param_groups[0]["lr"] == 0.1
 
 
 @needs_torch
@@ -447,6 +453,10 @@ def test_warm_restarts_fractional_epochs_do_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         sched.step(0.5)
+    # eta_min + (base_lr - eta_min) * (1 + cos(pi * T_cur / T_0)) / 2 at T_cur = 0.5, T_0 = 2
+    close(opt.param_groups[0]["lr"], (1 + math.cos(math.pi / 4)) / 2, "float64", table=SCHEDULER)
+    sched.step(2.5)  # a restart at 2: T_cur = 0.5 again
+    close(opt.param_groups[0]["lr"], (1 + math.cos(math.pi / 4)) / 2, "float64", table=SCHEDULER)
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -112,10 +112,11 @@ def test_lion_validation_uses_the_adam_familys_messages(kwargs, message):
 
 def test_lion_messages_are_adams_where_torch_has_them():
     torch = torch_or_skip()
-    for kwargs in ({"lr": -1.0}, {"betas": (1.0, 0.99)}, {"betas": (0.9, 1.5)}, {"weight_decay": -0.1}):
+    for kwargs, message in [LION_BAD[i] for i in (0, 1, 2, 3, 5)]:
         p, q = torch_pair([1.0, 2.0])
         ours = raised(lambda: optim.Lion([p], **kwargs))
         theirs = raised(lambda: torch.optim.Adam([q], **kwargs))
+        assert type(theirs) is ValueError and str(theirs) == message, kwargs  # torch still raises it
         assert (type(ours), str(ours)) == (type(theirs), str(theirs)), kwargs
 
 

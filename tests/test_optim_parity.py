@@ -12,8 +12,8 @@ import pytest
 
 import lucid
 import lucid.optim
-from optim_cases import CASES, gradient, initial_params, load_golden
-from tolerances import PARITY, TORCH_FLOAT32_SCALARS, close
+from optim_cases import CASES, gradient, initial_params, load_golden, tolerance_table
+from tolerances import close
 
 DTYPES = {"float64": lucid.float64, "float32": lucid.float32}
 
@@ -55,15 +55,8 @@ def run_lucid(case, dtype_name, device):
     return {k: np.stack(v) for k, v in record.items()}, states
 
 
-def _tolerances(case):
-    """TORCH_FLOAT32_SCALARS for cases with Tensor betas (see tests/tolerances.py), else PARITY."""
-    settings = [case.kwargs, *case.groups]
-    tensor_betas = any(isinstance(s.get("betas"), tuple) and isinstance(s["betas"][0], np.ndarray) for s in settings)
-    return TORCH_FLOAT32_SCALARS if tensor_betas else PARITY
-
-
 def _compare(case, dtype_name, device, expected):
-    table = _tolerances(case)
+    table = tolerance_table(case)
     trajectory, states = run_lucid(case, dtype_name, device)
     for i in range(len(trajectory)):
         close(trajectory[f"p{i}"], expected[f"p{i}"], dtype_name, table)
@@ -83,9 +76,9 @@ def _compare(case, dtype_name, device, expected):
                     close(got, want, dtype_name, table)
 
 
-RUNS = [(case, "float64", "cpu") for case in CASES] + [(case, "float32", "cpu") for case in CASES]
-if lucid.is_available("gpu"):
-    RUNS += [(case, "float32", "gpu") for case in CASES]
+# MLX runs the float32 files; without MLX those runs are skipped by name (tests/conftest.py)
+RUNS = [(case, dtype_name, device) for device, dtype_name in [("cpu", "float64"), ("cpu", "float32"), ("gpu", "float32")]
+        for case in CASES]
 
 
 @pytest.mark.parametrize("case,dtype_name,device", RUNS, ids=[f"{c.name}-{d}-{v}" for c, d, v in RUNS])

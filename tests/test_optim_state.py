@@ -320,14 +320,30 @@ def test_state_follows_its_parameter_as_if_converted_by_hand(name, kwargs, conve
 
 @pytest.mark.parametrize("name,kwargs", STATEFUL, ids=STATEFUL_IDS)
 @pytest.mark.parametrize("conversion", ["half", "half_gpu"])
-def test_half_runs_without_nans_and_keeps_float16_state(name, kwargs, conversion):
+def test_half_continues_as_a_float16_run_from_the_converted_state(name, kwargs, conversion):
+    """Ten float16 steps after ``.half()`` equal, bit for bit, ten steps from the state
+    converted to float16 by hand, and stay finite with float16 state."""
     _needs_devices(conversion)
     opt, params, trajectory = run_with_conversion(name, kwargs, conversion, by_hand=False, after=10)
+    _, _, by_hand = run_with_conversion(name, kwargs, conversion, by_hand=True, after=10)
+    for a, b in zip(trajectory, by_hand):
+        assert_records_equal(a, b)
+    assert not np.array_equal(trajectory[0][0][0], trajectory[-1][0][0])  # the steps moved it
     for p in params:
         assert p.dtype is lucid.float16 and np.isfinite(host(p)).all()
         for key, value in opt.state[p].items():
             if isinstance(value, lucid.Tensor):
                 assert value.dtype is lucid.float16 and np.isfinite(host(value)).all(), key
+
+
+@needs_gpu
+@pytest.mark.parametrize("name,kwargs", STATEFUL, ids=STATEFUL_IDS)
+def test_half_steps_are_the_same_on_both_devices(name, kwargs):
+    """float16 arithmetic rounds each operation to float16 on NumPy and on MLX alike."""
+    _, _, on_cpu = run_with_conversion(name, kwargs, "half", by_hand=False, after=10)
+    _, _, on_gpu = run_with_conversion(name, kwargs, "half_gpu", by_hand=False, after=10)
+    for a, b in zip(on_cpu, on_gpu):
+        assert_records_equal(a, b)
 
 
 def test_conversion_without_module_via_param_data():

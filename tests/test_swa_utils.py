@@ -170,8 +170,9 @@ def test_swalr_matches_torch_live(case):
     pytest.importorskip("torch")
     from grad_tools_cases import run_torch_swalr
 
-    got, want = run_lucid_swalr(case), run_torch_swalr(case)
-    assert all(got[k].tobytes() == want[k].tobytes() for k in want)  # Python floats: bit for bit
+    # Python-float arithmetic on both sides, but through libm's cos, whose last bit may
+    # depend on the CPU's code path: compared at the scheduler tolerance, as the golden files
+    _compare(run_lucid_swalr(case), run_torch_swalr(case), SCHEDULER)
 
 
 def test_swalr_sequence_from_the_notes():

@@ -6,6 +6,13 @@ Usage, from the repository root::
     python tools/make_golden.py --check   # recompute in memory, exit 1 if anything differs
     python tools/make_golden.py --grad-tools [--check]   # only tests/golden/grad_tools/
     python tools/make_golden.py --sparse [--check]       # only tests/golden/sparse/
+    python tools/make_golden.py --check --exact          # bit for bit (same machine only)
+
+``--check`` compares at the tolerance the tests use for each file (the case's own table,
+``optim_cases.tolerance_table``; LBFGS in float32 at ``LBFGS_FLOAT32``; PARITY elsewhere),
+since torch's vectorised kernels round differently on another CPU model. ``--exact``
+compares raw bytes instead (dtype, shape, NaNs and -0.0 included): a check that torch on
+the machine that wrote the files still reproduces them, not a property of the code.
 
 Each case of ``tests/optim_cases.py`` is run through ``torch.optim`` once per
 dtype (float64 and float32) and stored as ``{case}.{dtype}.npz``; each case of
@@ -13,9 +20,8 @@ dtype (float64 and float32) and stored as ``{case}.{dtype}.npz``; each case of
 ``tests/golden/lbfgs/{case}.npz``. The files
 are ordinary ``.npz`` archives (``np.load`` reads them), written with fixed
 zip timestamps and sorted keys so that regenerating gives the same bytes.
-``--check`` compares array contents (dtype, shape and raw bytes, so NaNs
-and -0.0 count) rather than file bytes, since zlib builds may compress
-differently.
+Checks compare array contents rather than file bytes, since zlib builds may
+compress differently.
 """
 
 from __future__ import annotations
@@ -35,7 +41,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import lbfgs_cases  # noqa: E402
-from optim_cases import CASES, DTYPES, GOLDEN_DIR, golden_path  # noqa: E402
+from optim_cases import CASES, DTYPES, GOLDEN_DIR, golden_path, tolerance_table  # noqa: E402
+from tolerances import LBFGS_FLOAT32, PARITY  # noqa: E402
 from torch_reference import run_torch, run_torch_lbfgs, torch_version  # noqa: E402
 
 MANIFEST = GOLDEN_DIR / "MANIFEST.json"
@@ -108,8 +115,13 @@ def generate_lbfgs_float32() -> dict[Path, dict[str, np.ndarray]]:
     return {lbfgs_cases.golden_path(c, "float32"): run_torch_lbfgs(c, np.float32) for c in lbfgs_cases.CASES}
 
 
-def diff_arrays(path: Path, fresh: dict[str, np.ndarray]) -> list[str]:
-    """List the differences between the stored file at ``path`` and ``fresh``."""
+def diff_arrays(path: Path, fresh: dict[str, np.ndarray], tolerance) -> list[str]:
+    """List the differences between the stored file at ``path`` and ``fresh``.
+
+    ``tolerance`` is ``(rtol, atol)`` for every float array of the file (a run's dtype decides
+    it, as in the tests), a dict of them by each array's dtype name, or ``None`` to compare raw
+    bytes. Integer arrays are always compared exactly.
+    """
     if not path.exists():
         return [f"{path.name}: missing"]
     with np.load(path, allow_pickle=False) as data:
@@ -117,14 +129,24 @@ def diff_arrays(path: Path, fresh: dict[str, np.ndarray]) -> list[str]:
     problems = [f"{path.name}: key sets differ: {sorted(set(stored) ^ set(fresh))}"] if set(stored) != set(fresh) else []
     for key in sorted(set(stored) & set(fresh)):
         a, b = stored[key], fresh[key]
-        if a.dtype != b.dtype or a.shape != b.shape or a.tobytes() != b.tobytes():
-            problems.append(f"{path.name}: {key} differs")
+        if a.dtype != b.dtype or a.shape != b.shape:
+            problems.append(f"{path.name}: {key} has dtype/shape {b.dtype}{b.shape}, stored {a.dtype}{a.shape}")
+        elif tolerance is None or not np.issubdtype(a.dtype, np.floating):
+            if a.tobytes() != b.tobytes():
+                problems.append(f"{path.name}: {key} differs")
+        else:
+            rtol, atol = tolerance[a.dtype.name] if isinstance(tolerance, dict) else tolerance
+            if not np.allclose(b, a, rtol=rtol, atol=atol, equal_nan=True):
+                worst = np.nanmax(np.abs(b.astype(np.float64) - a) / (atol + rtol * np.abs(a)))
+                problems.append(f"{path.name}: {key} differs by {worst:.3g}x the tolerance (rtol={rtol}, atol={atol})")
     return problems
 
 
-def write_or_check(label: str, directory: Path, fresh: dict, case_names: list, check: bool) -> int:
+def write_or_check(label: str, directory: Path, fresh: dict, case_names: list, check: bool,
+                   exact: bool = False) -> int:
     """Write the ``fresh`` arrays (path -> arrays) and a MANIFEST.json into ``directory``, or
-    check that the stored files hold exactly them; returns the process exit code.
+    check that the stored files hold them (at PARITY, or bit for bit when ``exact``); returns
+    the process exit code.
 
     Files in ``directory`` that no case produces are removed (or, when checking, reported).
     """
@@ -141,7 +163,8 @@ def write_or_check(label: str, directory: Path, fresh: dict, case_names: list, c
     manifest_path = directory / "MANIFEST.json"
     stale = sorted(set(directory.glob("*.npz")) - set(fresh)) if directory.exists() else []
     if check:
-        problems = [msg for path, arrays in fresh.items() for msg in diff_arrays(path, arrays)]
+        table = None if exact else PARITY
+        problems = [msg for path, arrays in fresh.items() for msg in diff_arrays(path, arrays, table)]
         problems += [f"{p.name}: not produced by any case" for p in stale]
         if not manifest_path.exists() or json.loads(manifest_path.read_text()).get("cases") != case_names:
             problems.append(f"{directory.name}/MANIFEST.json: missing or a different case list")
@@ -159,7 +182,7 @@ def write_or_check(label: str, directory: Path, fresh: dict, case_names: list, c
     return 0
 
 
-def grad_tools_golden(check: bool = False) -> int:
+def grad_tools_golden(check: bool = False, exact: bool = False) -> int:
     """Write (or check) ``tests/golden/grad_tools/``: clipping, SWA/EMA and SWALR from torch.
 
     One ``{case}.npz`` per case of ``tests/grad_tools_cases.py`` (the arrays its
@@ -169,10 +192,10 @@ def grad_tools_golden(check: bool = False) -> int:
     from grad_tools_cases import ALL_CASES, GOLDEN_DIR, golden_path
 
     fresh = {golden_path(name): run(case) for name, run, _, case in ALL_CASES}
-    return write_or_check("grad-tools", GOLDEN_DIR, fresh, [name for name, *_ in ALL_CASES], check)
+    return write_or_check("grad-tools", GOLDEN_DIR, fresh, [name for name, *_ in ALL_CASES], check, exact)
 
 
-def sparse_golden(check: bool = False) -> int:
+def sparse_golden(check: bool = False, exact: bool = False) -> int:
     """Write (or check) ``tests/golden/sparse/``: SparseAdam, SGD and Adagrad on sparse gradients.
 
     One ``{case}.{dtype}.npz`` per case of ``tests/sparse_cases.py`` and dtype, and a
@@ -183,7 +206,7 @@ def sparse_golden(check: bool = False) -> int:
     cases = sparse_cases.CASES
     fresh = {sparse_cases.golden_path(c, d): sparse_cases.run_torch_sparse(c, dt)
              for c in cases for d, dt in sparse_cases.DTYPES.items()}
-    return write_or_check("sparse", sparse_cases.GOLDEN_DIR, fresh, [c.name for c in cases], check)
+    return write_or_check("sparse", sparse_cases.GOLDEN_DIR, fresh, [c.name for c in cases], check, exact)
 
 
 def main(argv=None) -> int:
@@ -194,11 +217,15 @@ def main(argv=None) -> int:
                         help="only the clipping/SWA/SWALR files of tests/golden/grad_tools/")
     parser.add_argument("--sparse", action="store_true",
                         help="only the sparse-gradient files of tests/golden/sparse/")
+    parser.add_argument("--exact", action="store_true",
+                        help="with --check: bit for bit instead of at the tests' tolerances")
     args = parser.parse_args(argv)
+    if args.exact and not args.check:
+        parser.error("--exact goes with --check")
     if args.grad_tools:
-        return grad_tools_golden(check=args.check)
+        return grad_tools_golden(check=args.check, exact=args.exact)
     if args.sparse:
-        return sparse_golden(check=args.check)
+        return sparse_golden(check=args.check, exact=args.exact)
 
     t0 = time.perf_counter()
     fresh = generate()
@@ -210,7 +237,11 @@ def main(argv=None) -> int:
     stale += sorted(set(lbfgs_dir.glob("*.npz")) - set(fresh_lbfgs)) if lbfgs_dir.exists() else []
 
     if args.check:
-        problems = [msg for path, arrays in {**fresh, **fresh_lbfgs}.items() for msg in diff_arrays(path, arrays)]
+        tables = {golden_path(c, d): tolerance_table(c)[d] for c in CASES for d in DTYPES}
+        tables.update({lbfgs_cases.golden_path(c): PARITY["float64"] for c in lbfgs_cases.CASES})
+        tables.update({lbfgs_cases.golden_path(c, "float32"): LBFGS_FLOAT32["float32"] for c in lbfgs_cases.CASES})
+        problems = [msg for path, arrays in {**fresh, **fresh_lbfgs}.items()
+                    for msg in diff_arrays(path, arrays, None if args.exact else tables[path])]
         problems += [f"{p.name}: not produced by any case" for p in stale]
         if not MANIFEST.exists():
             problems.append("MANIFEST.json: missing")
