@@ -8,8 +8,9 @@
 - Under ``CI=true`` nothing may be skipped: a skipped test, a module skipped while it is
   collected (a module-level ``pytest.importorskip``) and a missing MLX, torch or Sphinx
   all fail the run.
-- Hypothesis runs derandomised with its example database off (profile "lucid"), so a red
-  run is reproduced by running it again.
+- Under ``CI=true`` hypothesis runs derandomised with its example database off (profile
+  "ci"), so a red CI run is reproduced by running it again; elsewhere it explores with
+  fresh random examples and prints the blob that reproduces a failure (profile "dev").
 """
 
 import importlib.util
@@ -26,8 +27,9 @@ GPU = lucid.is_available("gpu")
 DEVICES = ["cpu", "gpu"]
 NO_MLX = "MLX is not installed (pip install 'lucid[mlx]')"
 
-settings.register_profile("lucid", derandomize=True, database=None, print_blob=True)
-settings.load_profile("lucid")
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("dev", print_blob=True)
+settings.load_profile("ci" if CI else "dev")
 
 
 def _missing_under_ci() -> list:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-import torch
 
 import lucid
+
+torch = pytest.importorskip("torch")
 
 PAIRS = [(lucid.float16, torch.float16), (lucid.float32, torch.float32), (lucid.float64, torch.float64)]
 

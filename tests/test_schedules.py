@@ -383,3 +383,67 @@ def test_a_hand_written_lr_does_not_survive_the_next_update():
     opt.param_groups[0]["lr"] = 100.0
     _train(opt, [w], 1)
     assert w.tolist() == [-0.25]
+
+
+# --- the first update uses step 0 (the seed's "Schedules": update k reads value(k)) -----------
+def _cosine_closed_form(peak, steps, end=0.0):
+    return lambda t: end + (peak - end) * (1 + math.cos(math.pi * min(t, steps) / steps)) / 2
+
+
+def _warmup_closed_form(warm, then):
+    """The seed's formula, written out: from 0 in a straight line, then ``then`` from its step 0."""
+    return lambda k: then(0) * k / warm if k < warm else then(k - warm)
+
+
+@needs_torch
+@pytest.mark.parametrize("schedule,closed_form,updates", [
+    # the seed's warmup(100, cosine(3e-4, 10_000))
+    (warmup(100, cosine(3e-4, 10_000)), _warmup_closed_form(100, _cosine_closed_form(3e-4, 10_000)), 140),
+    # warmup(10, 0.02): a constant after the warm-up
+    (warmup(10, 0.02), _warmup_closed_form(10, lambda t: 0.02), 130),
+    # warmup(5, cosine(0.05, 20, end=0.001)): decays, then stays at end
+    (warmup(5, cosine(0.05, 20, end=0.001)), _warmup_closed_form(5, _cosine_closed_form(0.05, 20, 0.001)), 130),
+], ids=["seed", "warmup_number", "short_cosine"])
+def test_adamw_with_warmup_cosine_equals_torch_with_the_closed_form_lr_set_by_hand(schedule, closed_form, updates):
+    rng = np.random.default_rng(5)
+    start = rng.normal(size=(3, 4))
+    mine = nn.Parameter(lucid.tensor(start))
+    theirs = torch.nn.Parameter(torch.tensor(start))
+    opt = optim.AdamW([mine], lr=schedule, weight_decay=0.1)
+    topt = torch.optim.AdamW([theirs], lr=0.0, weight_decay=0.1)
+    for k in range(updates):
+        topt.param_groups[0]["lr"] = closed_form(k)
+        g = rng.normal(size=(3, 4))
+        mine.grad = lucid.tensor(g)
+        theirs.grad = torch.tensor(g)
+        close(opt.param_groups[0]["lr"], closed_form(k), "float64")  # what the next update uses
+        opt.step()
+        topt.step()
+        close(mine.detach().numpy(), theirs.detach().numpy(), "float64")
+        if k == 0:  # update 0 read lr 0: not even the decoupled weight decay (lr * wd) moved it
+            np.testing.assert_array_equal(mine.detach().numpy(), start)
+    assert opt.param_groups[0]["lr_schedule_step"] == updates
+
+
+@pytest.mark.parametrize("stop", [0, 3, 60, 130])
+def test_the_saved_count_and_the_lr_read_after_a_resume_are_the_uninterrupted_runs(stop):
+    schedule = warmup(100, cosine(3e-4, 10_000))
+
+    def fresh(lr):
+        w = nn.Parameter(lucid.tensor([1.0, -1.0, 0.5], dtype=lucid.float64))
+        return w, optim.AdamW([w], lr=lr)
+
+    w, opt = fresh(schedule)
+    straight = _train(opt, [w], 140)
+    w1, opt1 = fresh(schedule)
+    first = _train(opt1, [w1], stop)
+    saved = opt1.state_dict()
+    assert saved["param_groups"][0]["lr_schedule_step"] == stop
+    assert saved["param_groups"][0]["lr"] == schedule.value(stop)  # the lr update `stop` will read
+    w2, opt2 = fresh(1e-3)
+    w2.data = w1.detach().clone()
+    opt2.load_state_dict(saved)
+    assert opt2.param_groups[0]["lr"] == schedule.value(stop)
+    rest = _train(opt2, [w2], 140 - stop)
+    assert first + rest == straight == [schedule.value(k) for k in range(140)]
+    np.testing.assert_array_equal(w2.detach().numpy(), w.detach().numpy())

@@ -124,21 +124,23 @@ def test_page_example_2_equals_torch_sparse_embedding():
 # The formula, closed form
 # ----------------------------------------------------------------------------------------
 
-def test_one_step_equals_the_page_formula():
+def test_one_step_equals_the_page_formula(device):
+    """On every device: a touched row holding a zero element is a touched row."""
+    name, dtype, np_dtype = DTYPE[device]
     lr, (b1, b2), eps = 0.01, (0.8, 0.95), 1e-3
     theta = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
     g = np.array([[0.3, -0.2, 0.0], [0.0, 0.0, 0.0]])  # row 0 touched (with a zero element), row 1 not
-    p = param(theta)
+    p = param(theta, device, dtype)
     opt = optim.SparseAdam([p], lr=lr, betas=(b1, b2), eps=eps)
-    p.grad = lucid.tensor(g)
+    p.grad = lucid.tensor(g.astype(np_dtype), device=device)
     opt.step()
     m = (1 - b1) * g[0]
     v = (1 - b2) * g[0] ** 2
     expected = theta.copy()
     expected[0] = theta[0] - lr * math.sqrt(1 - b2) / (1 - b1) * m / (np.sqrt(v) + eps)
-    close(host(p), expected, "float64")
-    close(host(opt.state[0]["exp_avg"])[0], m, "float64")
-    close(host(opt.state[0]["exp_avg_sq"])[0], v, "float64")
+    close(host(p), expected.astype(np_dtype), name)
+    close(host(opt.state[0]["exp_avg"])[0], m, name)
+    close(host(opt.state[0]["exp_avg_sq"])[0], v, name)
 
 
 def test_two_steps_use_the_parameters_step_count_in_the_bias_correction():
@@ -191,21 +193,22 @@ def test_untouched_rows_and_their_moments_stay_bit_identical(shape, device):
         assert after_s["step"] == step
 
 
-def test_every_element_of_a_touched_row_is_updated_even_where_its_gradient_is_zero():
+def test_every_element_of_a_touched_row_is_updated_even_where_its_gradient_is_zero(device):
+    name, dtype, _ = DTYPE[device]
     b1, b2 = 0.9, 0.999
-    p = param([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=lucid.float64)
+    p = param([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device, dtype)
     opt = optim.SparseAdam([p], lr=0.1)
-    p.grad = lucid.tensor([[0.5, 0.5, 0.5], [0.0, 0.0, 0.0]], dtype=lucid.float64)
+    p.grad = lucid.tensor([[0.5, 0.5, 0.5], [0.0, 0.0, 0.0]], dtype=dtype, device=device)
     opt.step()
     m1, v1 = host(opt.state[0]["exp_avg"]).copy(), host(opt.state[0]["exp_avg_sq"]).copy()
     before = host(p)
     # row 0 touched through element 1 only
-    p.grad = lucid.tensor([[0.0, 0.7, 0.0], [0.0, 0.0, 0.0]], dtype=lucid.float64)
+    p.grad = lucid.tensor([[0.0, 0.7, 0.0], [0.0, 0.0, 0.0]], dtype=dtype, device=device)
     opt.step()
     m2, v2, after = host(opt.state[0]["exp_avg"]), host(opt.state[0]["exp_avg_sq"]), host(p)
     # the zero-gradient elements of the touched row decay their moments and still move
-    close(m2[0, [0, 2]], b1 * m1[0, [0, 2]], "float64")
-    close(v2[0, [0, 2]], b2 * v1[0, [0, 2]], "float64")
+    close(m2[0, [0, 2]], b1 * m1[0, [0, 2]], name)
+    close(v2[0, [0, 2]], b2 * v1[0, [0, 2]], name)
     assert (after[0] != before[0]).all()
     np.testing.assert_array_equal(after[1], before[1])
     np.testing.assert_array_equal(m2[1], 0.0)
@@ -381,3 +384,21 @@ def test_invalid_lr_in_a_loaded_group_is_rejected_too():
     with pytest.raises(ValueError, match="Invalid learning rate: 0.0"):
         opt.load_state_dict(saved)
     assert opt.param_groups[0]["lr"] == 0.1
+
+
+def test_a_warmup_schedule_starting_at_zero_is_accepted_and_its_first_update_changes_nothing():
+    from lucid.optim.schedules import cosine, warmup
+
+    table = param([[1.0, 2.0], [3.0, 4.0]])
+    opt = optim.SparseAdam([table], lr=warmup(2, cosine(0.1, 10)))
+    table.grad = lucid.tensor([[1.0, 1.0], [0.0, 0.0]])
+    opt.step()
+    assert table.tolist() == [[1.0, 2.0], [3.0, 4.0]] and opt.state[0]["step"] == 1
+    table.grad = lucid.tensor([[1.0, 1.0], [0.0, 0.0]])
+    opt.step()  # lr 0.05 now: row 0 moves by lr * sqrt(1 - b2**2) / (1 - b1**2) * m / (sqrt(v) + eps)
+    b1, b2 = 0.9, 0.999
+    m, v = (1 - b1) * (1 + b1), (1 - b2) * (1 + b2)
+    close(host(table)[0], np.array([1.0, 2.0]) - 0.05 * math.sqrt(1 - b2**2) / (1 - b1**2) * m / (math.sqrt(v) + 1e-8),
+          "float32")
+    with pytest.raises(ValueError, match="Invalid learning rate: 0.0"):
+        optim.SparseAdam([table], lr=0.0)  # a number lr stays strictly positive, as torch

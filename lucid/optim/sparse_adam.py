@@ -86,6 +86,10 @@ class SparseAdam(Optimizer):
     With a Tensor ``lr``, the step size is computed in the tensor's dtype, as torch does
     (so a float32 ``lr`` rounds the step size to float32 even for float64 parameters).
 
+    A number ``lr`` must be positive, as torch requires; a schedule's first value may be 0
+    (``lr=warmup(100, cosine(1e-2, 10_000))`` starts its warm-up there, and an update at
+    lr 0 changes no parameter), so a scheduled group is only refused a negative value.
+
     Examples
     --------
     >>> import lucid
@@ -109,7 +113,8 @@ class SparseAdam(Optimizer):
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, maximize=maximize))
 
     def _check_hyperparameters(self, group):
-        _checks.learning_rate(group["lr"], strict=True)
+        # a schedule may start at 0 (a warm-up); torch's strict check is for a number lr
+        _checks.learning_rate(group["lr"], strict="lr_schedule" not in group)
         _checks.epsilon(group["eps"], strict=True)
         _checks.betas(group["betas"])
 
