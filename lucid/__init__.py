@@ -25,6 +25,7 @@ from ._tensor import Tensor
 from ._sparse import SparseTensor, sparse_coo_tensor
 
 from . import nn, optim  # noqa: E402 - after the core they build on, as torch.nn and torch.optim
+from .serialization import load, save  # noqa: E402 - checkpoints hold nn.Parameters
 
 half, double, long = float16, float64, int64
 clip = clamp
@@ -52,4 +53,5 @@ __all__ = [
     "all", "any", "log_softmax", "max", "mean", "min", "sum",
     "cat", "flatten", "permute", "reshape", "squeeze", "stack", "transpose", "unsqueeze",
     "SparseTensor", "sparse_coo_tensor",
+    "save", "load",
 ]

@@ -1,0 +1,447 @@
+"""``lucid.save`` and ``lucid.load``: checkpoints as plain safetensors files, never pickles.
+
+A checkpoint is one safetensors file. Its tensors hold every Tensor of the saved object
+(as host bytes, whatever their device); its ``__metadata__`` holds the structure around
+them as JSON under ``"lucid.structure"``, with ``"lucid.format"`` giving the version of
+that encoding. Loading reads JSON and numbers only, so no file can run code, and every
+way a file can be damaged ends in one ValueError that names the file.
+
+The structure encodes each value as JSON, tagged where JSON alone would lose something:
+
+=====================  ================================================================
+value                  JSON
+=====================  ================================================================
+None, bool, str        themselves
+int                    itself, or ``{"int": "<digits>"}`` beyond 2**53
+float                  itself (shortest repr, ``-0.0`` kept), or ``{"float": "nan"}``,
+                       ``"inf"``, ``"-inf"``
+list                   a JSON list
+tuple                  ``{"tuple": [...]}``
+dict                   ``{"dict": [[key, value], ...]}`` (keys keep their type);
+                       ``"odict"`` for OrderedDict, ``"counter"`` for Counter
+Tensor, Parameter      ``{"tensor": name, "dtype", "shape", "device", "requires_grad",
+                       "parameter"}`` naming its entry in the file
+lucid dtype            ``{"dtype": "float32"}``
+NumPy array, scalar    ``{"ndarray": name}``, ``{"npscalar": name}``
+=====================  ================================================================
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import math
+import os
+import secrets
+
+from . import _backend
+from . import _dtype
+from ._backend import safetensors_file as _file
+from ._sparse import SparseTensor
+from ._tensor import Tensor
+from .nn.parameter import Parameter
+
+FORMAT_KEY = "lucid.format"
+STRUCTURE_KEY = "lucid.structure"
+FORMAT_VERSION = "1"
+MAX_DEPTH = 200  # nesting beyond this is refused on save and on load, well inside Python's recursion limit
+_EXACT_INT = 2**53  # larger ints are written as strings, so that every JSON reader keeps them exact
+
+_SCALARS = (type(None), bool, str)
+_MAPPINGS = {dict: "dict", collections.OrderedDict: "odict", collections.Counter: "counter"}
+_MAPPING_TYPES = {tag: kind for kind, tag in _MAPPINGS.items()}
+_DTYPE_NAMES = {d.name for d in _dtype.ALL}
+_TAGS = {"int", "float", "tuple", "tensor", "dtype", "ndarray", "npscalar", *_MAPPING_TYPES}
+
+
+# --- paths, for messages ------------------------------------------------------------------
+def _at(path: str) -> str:
+    return path or "the object itself"
+
+
+def _child(path: str, key) -> str:
+    return f"{path or 'obj'}[{key!r}]"
+
+
+# --- saving ------------------------------------------------------------------------------
+class _Encoder:
+    """Turns an object into JSON-ready structure plus the host arrays it names."""
+
+    def __init__(self):
+        self.arrays: dict = {}
+        self._active: set = set()  # ids of the containers on the current path (cycles)
+
+    def _name(self, path: str) -> str:
+        base = path.replace("obj[", "").replace("][", ".").replace("]", "").replace("'", "") or "obj"
+        name, n = base, 1
+        while name in self.arrays or name == "__metadata__":
+            n += 1
+            name = f"{base}#{n}"
+        return name
+
+    def encode(self, value, path: str = "", depth: int = 0):
+        if depth > MAX_DEPTH:
+            raise TypeError(f"lucid.save cannot store {_at(path)}: the object is nested deeper than {MAX_DEPTH} levels")
+        kind = type(value)
+        if kind in _SCALARS:
+            return value
+        if kind is int:
+            return value if abs(value) <= _EXACT_INT else {"int": str(value)}
+        if kind is float:
+            return value if math.isfinite(value) else {"float": repr(value)}
+        if isinstance(value, Tensor):
+            return self._tensor(value, path)
+        if kind is _dtype.dtype:
+            return {"dtype": value.name}
+        if _file.is_host_value(value):
+            return self._host(value, path)
+        if kind in (list, tuple) or kind in _MAPPINGS:
+            if id(value) in self._active:
+                raise TypeError(f"lucid.save cannot store {_at(path)}: it contains itself (a cycle)")
+            self._active.add(id(value))
+            try:
+                if kind is list:
+                    return [self.encode(v, _child(path, i), depth + 1) for i, v in enumerate(value)]
+                if kind is tuple:
+                    return {"tuple": [self.encode(v, _child(path, i), depth + 1) for i, v in enumerate(value)]}
+                return {_MAPPINGS[kind]: [[self._key(k, path), self.encode(v, _child(path, k), depth + 1)]
+                                          for k, v in value.items()]}
+            finally:
+                self._active.discard(id(value))
+        raise TypeError(f"lucid.save cannot store {_at(path)}: {_what(value)} is not one of the types a "
+                        "checkpoint holds (tensors, numbers, strings, bools, None, and lists, tuples and "
+                        "dicts of them)")
+
+    def _key(self, key, path: str):
+        kind = type(key)
+        if kind in _SCALARS or kind in (int, float) or (
+            kind is tuple and all(type(k) in (*_SCALARS, int, float) for k in key)
+        ):
+            return self.encode(key, path)
+        raise TypeError(f"lucid.save cannot store the key {key!r} of {_at(path)}: dict keys must be str, int, "
+                        "float, bool, None or tuples of them")
+
+    def _tensor(self, tensor: Tensor, path: str):
+        if type(tensor) not in (Tensor, Parameter):
+            raise TypeError(f"lucid.save cannot store {_at(path)}: a {type(tensor).__name__} (only Tensor and "
+                            "nn.Parameter are stored as themselves)")
+        name = self._name(path)
+        self.arrays[name] = tensor.detach().numpy()
+        return {"tensor": name, "dtype": tensor.dtype.name, "shape": list(tensor.shape), "device": tensor.device,
+                "requires_grad": tensor.requires_grad, "parameter": type(tensor) is Parameter}
+
+    def _host(self, value, path: str):
+        if _file.host_dtype_name(value) is None:
+            raise TypeError(f"lucid.save cannot store {_at(path)}: a {_file.describe_host(value)} (lucid "
+                            "stores NumPy values of dtype bool, int32, int64, float16, float32 and float64)")
+        name = self._name(path)
+        self.arrays[name] = value
+        return {"npscalar" if _file.is_host_scalar(value) else "ndarray": name}
+
+
+def _what(value) -> str:
+    if isinstance(value, SparseTensor):
+        return "a SparseTensor (save its to_dense(), or its indices and values)"
+    if callable(value) and getattr(value, "__name__", "") == "<lambda>":
+        return "a lambda"
+    if isinstance(value, (set, frozenset)):
+        return f"a {type(value).__name__} (its order is not kept: use a list)"
+    return f"a {type(value).__module__}.{type(value).__qualname__}"
+
+
+def _encode_file(obj) -> bytes:
+    encoder = _Encoder()
+    structure = encoder.encode(obj)
+    metadata = {FORMAT_KEY: FORMAT_VERSION, STRUCTURE_KEY: json.dumps(structure, allow_nan=False,
+                                                                      separators=(",", ":"))}
+    return _file.encode(encoder.arrays, metadata)
+
+
+def _write_atomically(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that no moment leaves a partial file under that name.
+
+    The bytes go to a new file in the same folder, are flushed and fsynced, and the file is
+    renamed over ``path`` (atomic on POSIX and Windows); the folder is then fsynced so that
+    the rename itself survives a power cut. A failure removes the temporary file.
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    temporary = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+    if hasattr(os, "O_DIRECTORY"):  # POSIX: make the rename durable
+        folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(folder_fd)
+        finally:
+            os.close(folder_fd)
+
+
+def save(obj, f) -> None:
+    """Save ``obj`` (tensors, numbers, strings and containers of them) to a checkpoint file.
+
+    The file is a plain safetensors file: its tensors are the object's tensors, its metadata
+    the structure around them as JSON. Anything a training run saves fits: module,
+    optimizer, scheduler, wrapper, ``AveragedModel`` and schedule state dicts, any mix of
+    them, and Python numbers (NaN, infinities, -0.0, big ints), strings, bools and None.
+
+    Parameters
+    ----------
+    obj : object
+        Nested dicts (also OrderedDict and Counter), lists and tuples of Tensors (every
+        dtype, shape and device), NumPy arrays and scalars, lucid dtypes, ints, floats,
+        strs, bools and None. Dict keys may be str, int, float, bool, None or tuples of them.
+    f : str, os.PathLike or binary file object
+        Where to write. A path is written atomically: the bytes go to a temporary file in
+        the same folder, are flushed to disk, and the file is renamed over ``f``, so that a
+        process killed at any moment leaves the previous file or the complete new one. A
+        file object is written at its position and flushed (no atomicity).
+
+    Raises
+    ------
+    TypeError
+        For anything it cannot store faithfully (functions, arbitrary objects, sets,
+        generators, SparseTensors, NumPy object arrays, cycles, over 200 levels of nesting),
+        naming where the value sits inside ``obj``; nothing is written then.
+
+    Notes
+    -----
+    Tensors are written from host memory with their device recorded, so a checkpoint taken
+    on ``"gpu"`` loads on ``"cpu"`` (``map_location="cpu"``) where MLX is not installed.
+    Where torch pickles, lucid never does: :func:`load` runs no code whatever the file holds.
+
+    Examples
+    --------
+    >>> import io, lucid
+    >>> buffer = io.BytesIO()
+    >>> lucid.save({"step": 3, "weights": [lucid.ones(2)], "loss": float("nan")}, buffer)
+    >>> _ = buffer.seek(0)
+    >>> lucid.load(buffer)
+    {'step': 3, 'weights': [tensor([1., 1.])], 'loss': nan}
+    """
+    data = _encode_file(obj)  # everything is checked before any file is touched
+    if isinstance(f, (str, os.PathLike)):
+        _write_atomically(os.fspath(f), data)
+        return
+    if not callable(getattr(f, "write", None)):
+        raise TypeError(f"f must be a path or a binary file object, got {type(f).__name__}")
+    f.write(data)
+    if callable(getattr(f, "flush", None)):
+        f.flush()
+
+
+# --- loading -----------------------------------------------------------------------------
+def _target_device(map_location):
+    if map_location is None:
+        return None
+    try:
+        return _backend.canonical_device(map_location)
+    except ValueError:
+        raise ValueError(f"map_location must be None, 'cpu' or 'gpu', got {map_location!r}") from None
+
+
+def _read(f):
+    """The bytes of ``f`` and the name to give it in messages."""
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as handle:
+            return handle.read(), os.fspath(f)
+    if not callable(getattr(f, "read", None)):
+        raise TypeError(f"f must be a path or a binary file object, got {type(f).__name__}")
+    data = f.read()
+    source = str(getattr(f, "name", None) or f"<{type(f).__name__}>")
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{source}: the file object gave {type(data).__name__}, not bytes: open it in binary mode")
+    return data, source
+
+
+class _Decoder:
+    """Rebuilds an object from its structure and the file's arrays, checking as it goes."""
+
+    def __init__(self, arrays: dict, device, source: str):
+        self.arrays, self.device, self.source = arrays, device, source
+
+    def fail(self, path: str, problem: str):
+        raise ValueError(f"{self.source}: the lucid structure is broken at {_at(path)}: {problem}")
+
+    def decode(self, node, path: str = "", depth: int = 0):
+        if depth > MAX_DEPTH:
+            self.fail(path, f"nested deeper than {MAX_DEPTH} levels")
+        if node is None or type(node) in (bool, str, int, float):
+            return node
+        if type(node) is list:
+            return [self.decode(v, _child(path, i), depth + 1) for i, v in enumerate(node)]
+        if type(node) is not dict:
+            self.fail(path, f"unexpected JSON {type(node).__name__}")
+        tag = "tensor" if "tensor" in node else next(iter(node), None)
+        if tag not in _TAGS or (tag != "tensor" and len(node) != 1):
+            self.fail(path, f"unknown entry {sorted(node)!r}")
+        body = node[tag]
+        if tag == "int":
+            if type(body) is not str or not body.lstrip("-").isdigit() or not body.isascii():
+                self.fail(path, f"an int must be written as digits, got {body!r}")
+            return int(body)
+        if tag == "float":
+            if body not in ("nan", "inf", "-inf"):
+                self.fail(path, f"a tagged float must be 'nan', 'inf' or '-inf', got {body!r}")
+            return float(body)
+        if tag == "dtype":
+            if body not in _DTYPE_NAMES:
+                self.fail(path, f"unknown dtype {body!r}")
+            return _dtype.from_name(body)
+        if tag == "tuple":
+            if type(body) is not list:
+                self.fail(path, "a tuple must hold a JSON list")
+            return tuple(self.decode(v, _child(path, i), depth + 1) for i, v in enumerate(body))
+        if tag in _MAPPING_TYPES:
+            return self._mapping(_MAPPING_TYPES[tag], body, path, depth)
+        if tag == "tensor":
+            return self._tensor(node, path)
+        return self._host(tag, body, path)
+
+    def _mapping(self, kind, pairs, path: str, depth: int):
+        if type(pairs) is not list or not all(type(p) is list and len(p) == 2 for p in pairs):
+            self.fail(path, "a dict must hold a list of [key, value] pairs")
+        result = kind()
+        for key_node, value_node in pairs:
+            key = self.decode(key_node, path, depth + 1)
+            if not _hashable_key(key):
+                self.fail(path, f"a dict key must be a str, number, bool, None or tuple of them, got {key!r}")
+            if key in result:
+                self.fail(path, f"the key {key!r} appears twice")
+            result[key] = self.decode(value_node, _child(path, key), depth + 1)
+        return result
+
+    def _array(self, name, path: str):
+        if type(name) is not str or name not in self.arrays:
+            self.fail(path, f"it names a tensor {name!r} that the file does not hold")
+        return self.arrays[name]
+
+    def _tensor(self, node: dict, path: str):
+        fields = {"tensor", "dtype", "shape", "device", "requires_grad", "parameter"}
+        if set(node) != fields:
+            self.fail(path, f"a tensor entry must have exactly the fields {sorted(fields)}")
+        dtype, shape, array = self._array(node["tensor"], path)
+        if node["dtype"] != dtype:
+            self.fail(path, f"tensor {node['tensor']!r} is {node['dtype']!r} in the structure and {dtype!r} in the file")
+        if node["shape"] != list(shape):
+            self.fail(path, f"tensor {node['tensor']!r} has shape {node['shape']!r} in the structure and "
+                            f"{list(shape)} in the file")
+        if node["device"] not in _backend.DEVICES:
+            self.fail(path, f"unknown device {node['device']!r}")
+        if type(node["requires_grad"]) is not bool or type(node["parameter"]) is not bool:
+            self.fail(path, "requires_grad and parameter must be bools")
+        device = self.device or node["device"]
+        if not _backend.is_available(device):
+            raise RuntimeError(
+                f"{self.source}: {_at(path)} was saved on {device!r}, which is not available here (MLX is not "
+                "installed); load with map_location='cpu'"
+            )
+        tensor = Tensor(array, dtype=_dtype.from_name(dtype), device=device)
+        if node["parameter"]:
+            if not tensor.dtype.is_floating_point and node["requires_grad"]:
+                self.fail(path, "an integer or bool Parameter cannot require grad")
+            return Parameter(tensor, requires_grad=node["requires_grad"])
+        if node["requires_grad"]:
+            if not tensor.dtype.is_floating_point:
+                self.fail(path, "an integer or bool tensor cannot require grad")
+            tensor.requires_grad_(True)
+        return tensor
+
+    def _host(self, tag: str, name, path: str):
+        _, _, array = self._array(name, path)
+        if tag == "npscalar":
+            if array.ndim:
+                self.fail(path, f"a NumPy scalar must be stored as a 0-d tensor, got shape {list(array.shape)}")
+            return _file.as_host_scalar(array)
+        return array.copy()
+
+
+def _hashable_key(key) -> bool:
+    kind = type(key)
+    return kind in (*_SCALARS, int, float) or (kind is tuple and all(_hashable_key(k) for k in key))
+
+
+def load(f, map_location=None):
+    """Load an object saved by :func:`save`, or the tensors of any safetensors file.
+
+    Parameters
+    ----------
+    f : str, os.PathLike or binary file object
+    map_location : {None, "cpu", "gpu"}, optional
+        Where to put every tensor. By default each goes back to the device it was saved
+        from; ``"cpu"`` loads a ``"gpu"`` checkpoint where MLX is not installed.
+
+    Returns
+    -------
+    object
+        What was saved: dicts (int keys, OrderedDict and Counter kept), lists, tuples,
+        Tensors and Parameters (their own copies), numbers, strings. A safetensors file
+        that lucid did not write loads as a flat ``{name: Tensor}`` dict.
+
+    Raises
+    ------
+    ValueError
+        For a bad ``map_location``, and for any file that is not a well-formed checkpoint:
+        empty, truncated, random bytes, a pickle, a torch zip file, a NumPy file, a header
+        whose lengths, offsets, shapes or dtypes do not fit its data, or lucid metadata
+        that is not valid JSON, has the wrong shape, or names a tensor that is missing or
+        of another dtype or shape. The message names the file and the problem.
+    TypeError
+        If ``f`` is neither a path nor a binary file object.
+    RuntimeError
+        If a tensor was saved on ``"gpu"`` and MLX is missing here (pass
+        ``map_location="cpu"``).
+    OSError
+        If the file cannot be read (missing, a folder, no permission).
+
+    Notes
+    -----
+    lucid never unpickles and never imports or calls anything named in a file, so loading
+    an untrusted checkpoint is safe (torch's ``torch.load`` unpickles; ``weights_only``
+    narrows what it accepts).
+
+    Examples
+    --------
+    >>> import io, lucid
+    >>> from lucid import nn, optim
+    >>> model = nn.Linear(2, 1)
+    >>> optimizer = optim.Adam(model.parameters(), lr=0.1)
+    >>> buffer = io.BytesIO()
+    >>> lucid.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, buffer)
+    >>> _ = buffer.seek(0)
+    >>> checkpoint = lucid.load(buffer, map_location="cpu")
+    >>> model.load_state_dict(checkpoint["model"])
+    <All keys matched successfully>
+    >>> optimizer.load_state_dict(checkpoint["optimizer"])
+    >>> list(checkpoint["model"])
+    ['weight', 'bias']
+    """
+    device = _target_device(map_location)
+    data, source = _read(f)
+    metadata, arrays = _file.decode(data, source)
+    if metadata is None or FORMAT_KEY not in metadata:
+        return {name: _Decoder(arrays, device, source).decode(_plain_entry(name, entry)) for name, entry in arrays.items()}
+    if metadata[FORMAT_KEY] != FORMAT_VERSION:
+        raise ValueError(f"{source}: lucid checkpoint format {metadata[FORMAT_KEY]!r} is not one this lucid reads "
+                         f"(it reads {FORMAT_VERSION!r}); it may come from a newer lucid")
+    if STRUCTURE_KEY not in metadata:
+        raise ValueError(f"{source}: the lucid metadata has no {STRUCTURE_KEY!r} entry")
+    structure = _file.parse_json(metadata[STRUCTURE_KEY], "the lucid structure", source)
+    return _Decoder(arrays, device, source).decode(structure)
+
+
+def _plain_entry(name: str, entry) -> dict:
+    """The structure of a tensor of a safetensors file without lucid's metadata."""
+    dtype, shape, _ = entry
+    return {"tensor": name, "dtype": dtype, "shape": list(shape), "device": "cpu", "requires_grad": False,
+            "parameter": False}
