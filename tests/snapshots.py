@@ -33,8 +33,8 @@ def _grad(t):
     return snapshot(grad)
 
 
-def snapshot(x, _seen=None):
-    seen = set() if _seen is None else _seen
+def snapshot(x, _active=None):
+    active = set() if _active is None else _active  # the containers on the current path: cycles
     if isinstance(x, lucid.Tensor):
         return _tensor(x)
     if type(x) is float:
@@ -43,25 +43,29 @@ def snapshot(x, _seen=None):
         return (type(x).__name__, x)
     if isinstance(x, (np.ndarray, np.generic)):
         return ("numpy", str(x.dtype), np.shape(x), np.asarray(x).tobytes())
-    if id(x) in seen:
-        return ("seen", id(x))
+    if id(x) in active:
+        return ("cycle",)
+    active.add(id(x))
+    try:
+        return _container(x, active)
+    finally:
+        active.discard(id(x))
+
+
+def _container(x, active):
     if isinstance(x, (list, tuple)):
-        seen.add(id(x))
-        return (type(x).__name__, tuple(snapshot(v, seen) for v in x))
+        return (type(x).__name__, tuple(snapshot(v, active) for v in x))
     if isinstance(x, dict):
-        seen.add(id(x))
-        return (type(x).__name__, tuple((repr(k), snapshot(v, seen)) for k, v in x.items()))
+        return (type(x).__name__, tuple((repr(k), snapshot(v, active)) for k, v in x.items()))
     if isinstance(x, optim.Optimizer):
-        seen.add(id(x))
         groups = [{k: (v if k != "params" else list(v)) for k, v in g.items()} for g in x.param_groups]
         state = {i: x.state[i] for i in x.state}
-        return ("optimizer", type(x).__name__, snapshot(groups, seen), snapshot(state, seen),
-                snapshot(x.defaults, seen))
+        return ("optimizer", type(x).__name__, snapshot(groups, active), snapshot(state, active),
+                snapshot(x.defaults, active))
     if isinstance(x, (lr_scheduler.LRScheduler, lr_scheduler.ReduceLROnPlateau, optim.GradientAccumulation,
                       optim.SkipNonFinite, optim.swa_utils.AveragedModel)) or isinstance(x, nn.Module):
-        seen.add(id(x))
         attributes = {k: v for k, v in vars(x).items()}
         if isinstance(x, nn.Module):
             attributes["__state__"] = x.state_dict(keep_vars=True)
-        return (type(x).__name__, snapshot(attributes, seen))
+        return (type(x).__name__, snapshot(attributes, active))
     return ("object", id(x))
