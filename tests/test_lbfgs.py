@@ -228,9 +228,17 @@ def test_parameter_groups_are_refused():
     assert len(optimizer.param_groups) == 1
 
 
-def test_unknown_line_search_raises_at_step_as_torch():
+def test_unknown_line_search_raises_at_construction():
+    # torch accepts it and raises RuntimeError("only 'strong_wolfe' is supported") at the first step
+    with pytest.raises(ValueError, match="line_search_fn must be None or 'strong_wolfe', got 'backtracking': "
+                                         "only 'strong_wolfe' is supported"):
+        lucid.optim.LBFGS(_params(), line_search_fn="backtracking")
+
+
+def test_unknown_line_search_set_after_construction_raises_at_step_before_moving_anything():
     params = _params()
-    optimizer = lucid.optim.LBFGS(params, line_search_fn="backtracking")  # accepted here
+    optimizer = lucid.optim.LBFGS(params)
+    optimizer.param_groups[0]["line_search_fn"] = "backtracking"
     before = [np.asarray(p.detach()).copy() for p in params]
     with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
         optimizer.step(_closure(optimizer, params))

@@ -122,14 +122,20 @@ def relu(input, inplace: bool = False):
 
 
 def _validate_padding_idx(padding_idx, num_embeddings: int):
-    """torch's normalisation: a negative index counts from the end; out of range is an AssertionError."""
+    """torch's normalisation: a negative index counts from the end.
+
+    torch asserts (AssertionError, or an IndexError or TypeError for a float or a string);
+    lucid raises TypeError for anything but an int and ValueError, with torch's words, for
+    an index out of range.
+    """
     if padding_idx is None:
         return None
-    if padding_idx > 0 and padding_idx >= num_embeddings:
-        raise AssertionError("Padding_idx must be within num_embeddings")
+    if not isinstance(padding_idx, numbers.Integral) or isinstance(padding_idx, bool):
+        raise TypeError(f"padding_idx must be an int or None, got {padding_idx!r}")
+    if padding_idx >= num_embeddings or padding_idx < -num_embeddings:
+        raise ValueError(f"Padding_idx must be within num_embeddings: got padding_idx={padding_idx} for "
+                         f"num_embeddings={num_embeddings}")
     if padding_idx < 0:
-        if padding_idx < -num_embeddings:
-            raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx = num_embeddings + padding_idx
     return int(padding_idx)
 

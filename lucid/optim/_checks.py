@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import numbers
+
 from .._tensor import Tensor
 
 
@@ -40,3 +43,56 @@ def implementation_flags(foreach, fused, differentiable) -> None:
         )
     if fused and foreach:
         raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+# Hyperparameters that are finite numbers (or tuples of them) in every optimizer that has
+# them: an infinity there is a bug (torch accepts ``lr=inf`` and ``weight_decay=inf``, and
+# the first step fills the parameters with NaN); a NaN is refused in any hyperparameter.
+FINITE = frozenset({
+    "lr", "weight_decay", "momentum", "dampening", "eps", "betas", "rho", "alpha", "lambd", "lr_decay",
+    "initial_accumulator_value", "momentum_decay", "beta2_decay", "d", "etas", "ns_coefficients",
+    "tolerance_grad", "tolerance_change", "initial_lr", "max_lr", "min_lr", "base_momentum", "max_momentum",
+})
+_LABELS = {"lr": "learning rate"}
+
+
+def _numbers(value):
+    """The numbers in a hyperparameter: itself, a one-element Tensor's value, or a tuple's items."""
+    if isinstance(value, Tensor):
+        return [value.item()] if value.numel() == 1 else []
+    if isinstance(value, (tuple, list)):
+        return [v for item in value for v in _numbers(item)]
+    return [value]
+
+
+def _hyperparameter_numbers(group: dict):
+    """``(key, value, number)`` for every number in ``group``'s hyperparameters (flags excluded)."""
+    for key, value in group.items():
+        if key in ("params", "param_names"):
+            continue
+        for number in _numbers(value):
+            if not isinstance(number, bool) and number is not None:
+                yield key, value, number
+
+
+def number_types(group: dict, placeholder=None) -> None:
+    """TypeError for a non-number in a hyperparameter that must be a number (``lr="0.1"``).
+
+    Runs before an optimizer's own range checks, which would otherwise fail comparing.
+    ``placeholder`` (the ``required`` sentinel) is let through for the base to report.
+    """
+    for key, value, number in _hyperparameter_numbers(group):
+        if key in FINITE and not isinstance(number, numbers.Real) and number is not placeholder:
+            raise TypeError(f"{key} must be a number (or a tuple of numbers), got {value!r}")
+
+
+def finite_hyperparameters(group: dict) -> None:
+    """Refuse NaN in any hyperparameter of ``group``, and infinities in ``FINITE`` ones.
+
+    Runs after an optimizer's own checks (which raise torch's message where torch raises),
+    so it only catches what torch lets through: ``lr=inf``, ``weight_decay=inf``, SGD's
+    ``dampening=nan``, Muon's ``eps=nan``.
+    """
+    for key, value, number in _hyperparameter_numbers(group):
+        if isinstance(number, numbers.Real) and (math.isnan(number) or (key in FINITE and math.isinf(number))):
+            raise ValueError(f"Invalid {_LABELS.get(key, key + ' value')}: {value!r} (it must be finite)")

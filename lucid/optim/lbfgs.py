@@ -178,7 +178,8 @@ class LBFGS(Optimizer):
     history_size : int, default 100
         Number of :math:`(s, y)` pairs kept.
     line_search_fn : {None, "strong_wolfe"}, default None
-        Anything else raises RuntimeError at ``step``, as in torch.
+        Anything else raises ValueError at construction (torch accepts it and raises
+        RuntimeError at the first ``step``).
 
     Attributes
     ----------
@@ -198,7 +199,8 @@ class LBFGS(Optimizer):
     Raises
     ------
     ValueError
-        For a second parameter group, at construction or from :meth:`add_param_group`.
+        For a second parameter group, at construction or from :meth:`add_param_group`,
+        and for an unknown ``line_search_fn``.
     TypeError
         From ``step()`` without a closure.
 
@@ -246,6 +248,10 @@ class LBFGS(Optimizer):
             raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
+        if group["line_search_fn"] not in (None, "strong_wolfe"):
+            # torch raises RuntimeError("only 'strong_wolfe' is supported") at the first step
+            raise ValueError(f"line_search_fn must be None or 'strong_wolfe', got {group['line_search_fn']!r}: "
+                             "only 'strong_wolfe' is supported")
 
     def add_param_group(self, param_group: dict) -> None:
         # torch accepts a second group here and fails at the next step; lucid refuses it now

@@ -27,6 +27,7 @@ from .._dtype import float32
 from .._sparse import SparseTensor
 from .._tensor import Tensor
 from ..utils.hooks import add_hook
+from . import _checks
 from . import schedules as _schedules
 from ._state import OptimizerState
 
@@ -152,7 +153,12 @@ class Optimizer:
       state, and a saved dict does not change when training goes on.
     - ``load_state_dict`` checks everything (groups, sizes, state shapes, hyperparameters)
       before changing anything, and raises without a change when the dict does not fit.
-    - ``step`` counts are Python ints, on every optimizer.
+    - ``step`` counts are Python ints, on every optimizer; ``load_state_dict`` also takes
+      the 0-d tensors torch writes.
+    - A NaN in any hyperparameter, an infinite ``lr``, ``weight_decay``, ``momentum``,
+      ``eps``, beta (and the like), or a non-number where a number belongs raise at
+      construction, in ``add_param_group`` and in ``load_state_dict`` (torch accepts
+      ``lr=inf``, ``weight_decay=inf``, SGD's ``dampening=nan``, Muon's ``eps=nan``).
     - A parameter listed twice, in one group or in two, raises ValueError (torch warns
       for the first and then updates the parameter twice per step); so does a set.
     - ``foreach``, ``fused`` and ``capturable`` are accepted where torch accepts them and
@@ -191,7 +197,7 @@ class Optimizer:
 
     def __init__(self, params, defaults: dict):
         self.defaults = defaults
-        self._check_hyperparameters(_schedules.attach(dict(defaults)))  # first, as torch does
+        self._validate_hyperparameters(_schedules.attach(dict(defaults)))  # first, as torch does
         self._step_pre_hooks: OrderedDict = OrderedDict()
         self._step_post_hooks: OrderedDict = OrderedDict()
         self._state_dict_pre_hooks: OrderedDict = OrderedDict()
@@ -223,6 +229,12 @@ class Optimizer:
     # --- what each optimizer supplies ----------------------------------------------------
     def _check_hyperparameters(self, group: dict) -> None:
         """Raise ValueError for a hyperparameter out of range (torch's messages)."""
+
+    def _validate_hyperparameters(self, group: dict) -> None:
+        """The optimizer's own checks (torch's messages), then NaN and infinities torch lets through."""
+        _checks.number_types(group, placeholder=required)
+        self._check_hyperparameters(group)
+        _checks.finite_hyperparameters(group)
 
     def init_state(self, param: Tensor, group: dict) -> dict:
         """The state of ``param`` before its first update (a subclass's rule decides it).
@@ -349,7 +361,7 @@ class Optimizer:
                 raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
             group.setdefault(name, default)
         _schedules.attach(group)
-        self._check_hyperparameters(group)
+        self._validate_hyperparameters(group)
         if len({id(p) for p in params}) != len(params):
             raise ValueError(
                 "optimizer contains a parameter group with duplicate parameters; each parameter may "
@@ -765,7 +777,7 @@ class Optimizer:
                 new["param_names"] = live["param_names"]
             for name, default in self.defaults.items():
                 new.setdefault(name, live.get(name, default))
-            self._check_hyperparameters(new)
+            self._validate_hyperparameters(new)
             for index, param in zip(saved["params"], live["params"]):
                 param_of[index], group_of[index] = param, new
             new_groups.append(new)

@@ -24,8 +24,9 @@ class Embedding(Module):
         The size of each row.
     padding_idx : int, optional
         A row that is zeroed at initialisation and gets no gradient (so training leaves it
-        as it is). Negative values count from the end; out of range raises
-        ``AssertionError("Padding_idx must be within num_embeddings")``, as in torch.
+        as it is). Negative values count from the end. Out of range raises ValueError
+        ("Padding_idx must be within num_embeddings: ...", torch's words; torch asserts),
+        and anything but an int TypeError.
     max_norm : float, optional
         Each forward first rescales, in place, every *looked-up* row whose
         ``norm_type``-norm exceeds ``max_norm`` to norm ``max_norm``. Other rows are untouched.
@@ -52,6 +53,13 @@ class Embedding(Module):
         Shape ``(num_embeddings, embedding_dim)``, initialised from N(0, 1) with
         :func:`lucid.randn` (so :func:`lucid.manual_seed` fixes it).
 
+    Notes
+    -----
+    Bad arguments raise before anything is built, where torch asserts or fails inside a
+    tensor factory: ``padding_idx`` (above), sizes that are not non-negative ints
+    (TypeError or ValueError naming the argument), a negative or NaN ``max_norm``
+    (ValueError) and a ``_weight`` of the wrong shape (ValueError, torch: AssertionError).
+
     Examples
     --------
     >>> import lucid
@@ -69,6 +77,13 @@ class Embedding(Module):
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx=None, max_norm=None,
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False,
                  _weight=None, _freeze: bool = False, device=None, dtype=None):
+        for name, size in (("num_embeddings", num_embeddings), ("embedding_dim", embedding_dim)):
+            if not isinstance(size, int) or isinstance(size, bool):
+                raise TypeError(f"{name} must be an int, got {size!r}")
+            if size < 0:
+                raise ValueError(f"{name} must be at least 0, got {size}")
+        if max_norm is not None and not max_norm >= 0:
+            raise ValueError(f"max_norm must be None or a number >= 0, got {max_norm!r}")
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
@@ -82,7 +97,8 @@ class Embedding(Module):
             self.reset_parameters()
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+                raise ValueError("Shape of weight does not match num_embeddings and embedding_dim: got "
+                                 f"{list(_weight.shape)}, expected {[num_embeddings, embedding_dim]}")
             self.weight = Parameter(_weight, requires_grad=not _freeze)
         self.sparse = sparse
 
@@ -165,7 +181,7 @@ class Embedding(Module):
         False
         """
         if embeddings.ndim != 2:
-            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+            raise ValueError(f"Embeddings parameter is expected to be 2-dimensional, got shape {list(embeddings.shape)}")
         rows, cols = embeddings.shape
         return cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings, _freeze=freeze,
                    padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,

@@ -15,6 +15,14 @@ Every scheduler follows torch 2.13 step for step:
   objects saved by their ``__dict__``); ``load_state_dict`` does not touch the optimizer,
   whose own state must be loaded as well.
 
+Bad arguments raise at construction, before anything is written into the optimizer's
+groups, where torch fails later or never: ``step_size``, ``T_max``, ``total_iters``,
+``div_factor``, ``step_size_up`` of 0 (torch: ZeroDivisionError at a step), NaN or
+infinite ``gamma``, ``eta_min``, ``max_lr`` and factors, a non-callable ``lr_lambda``, a
+child of ``ChainedScheduler`` or ``SequentialLR`` that is not a scheduler, and None or
+anything else instead of an optimizer. A ``step()`` that raises (``OneCycleLR`` stepped
+past ``total_steps``) leaves the scheduler's counters as they were.
+
 Calling the scheduler's ``step()`` before the optimizer's first ``step()`` warns, as in
 torch. lucid does not wrap the optimizer's ``step`` to find out: :meth:`Optimizer.step
 <lucid.optim.Optimizer.step>` itself sets ``optimizer._opt_called``.

@@ -287,10 +287,16 @@ class LRScheduler:
         """
         if self._step_count == 1:
             self._warn_on_step_order()
+        counters = self._step_count, self.last_epoch
         self._step_count += 1
         if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
-        self._update_lr(epoch)
+        try:
+            self._update_lr(epoch)
+        except Exception:
+            # a step that raises (OneCycleLR past total_steps) leaves the counters as they were
+            self._step_count, self.last_epoch = counters
+            raise
 
     def _update_lr(self, epoch: int | None = None) -> None:
         self._get_lr_called_within_step = True

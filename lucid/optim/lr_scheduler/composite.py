@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from .base import LRScheduler, _param_groups_val_list, _update_param_group_val
+from . import _checks
+from .base import LRScheduler, _check_optimizer, _param_groups_val_list, _update_param_group_val
 from .plateau import ReduceLROnPlateau
 
 
@@ -116,6 +117,11 @@ class SequentialLR(_Composite):
     """
 
     def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+        _check_optimizer(optimizer)
+        _checks.schedulers(type(self).__name__, schedulers)
+        milestones = list(milestones)
+        for milestone in milestones:
+            _checks.non_negative_int("each milestone", milestone)
         if len(schedulers) < 1:
             raise ValueError(f"{type(self).__name__} expects at least one scheduler, but got no scheduler.")
         self._check_children(optimizer, schedulers)
@@ -228,6 +234,9 @@ class ChainedScheduler(_Composite):
     """
 
     def __init__(self, schedulers, optimizer=None):
+        _checks.schedulers(type(self).__name__, schedulers)
+        if optimizer is not None:
+            _check_optimizer(optimizer)
         if len(schedulers) < 1:
             raise ValueError(f"{type(self).__name__} expects at least one scheduler to be chained, "
                              "but got no scheduler.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from . import _checks
 from .base import LRScheduler, _param_groups_val_list, _update_param_group_val
 
 
@@ -43,6 +44,8 @@ class CosineAnnealingLR(LRScheduler):
     """
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
+        _checks.positive("T_max", T_max)
+        _checks.finite("eta_min", eta_min)
         self.T_max = T_max
         self.eta_min = eta_min
         super().__init__(optimizer, last_epoch)
@@ -117,6 +120,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
         if not isinstance(eta_min, (float, int)):
             raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}")
+        _checks.finite("eta_min", eta_min)
         self.T_0 = T_0
         self.T_i = T_0
         self.T_mult = T_mult

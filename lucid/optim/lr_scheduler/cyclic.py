@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from . import _checks
 from .base import LRScheduler, _check_optimizer, _format_param, _lambdas_state, _update_param_group_val
 
 
@@ -14,10 +15,20 @@ def _set_momentum(group: dict, momentum, use_beta1: bool) -> None:
         group["momentum"] = momentum
 
 
-def _init_momentum_cycle(scheduler, optimizer, base_momentum, max_momentum, last_epoch, keep: bool):
-    """Shared by CyclicLR and OneCycleLR: momentum (or beta1) starts at ``max_momentum``."""
+def _check_momentum_cycle(optimizer, cycle_momentum, base_momentum, max_momentum) -> None:
+    """Shared by CyclicLR and OneCycleLR, before either writes into the groups."""
+    if not cycle_momentum:
+        return
     if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
         raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+    _checks.finite("base_momentum", base_momentum)
+    _checks.finite("max_momentum", max_momentum)
+    _format_param("base_momentum", optimizer, base_momentum)
+    _format_param("max_momentum", optimizer, max_momentum)
+
+
+def _init_momentum_cycle(scheduler, optimizer, base_momentum, max_momentum, last_epoch, keep: bool):
+    """Shared by CyclicLR and OneCycleLR: momentum (or beta1) starts at ``max_momentum``."""
     scheduler.use_beta1 = "betas" in optimizer.defaults
     base_momentums = _format_param("base_momentum", optimizer, base_momentum)
     max_momentums = _format_param("max_momentum", optimizer, max_momentum)
@@ -102,18 +113,30 @@ class CyclicLR(LRScheduler):
                  gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
                  max_momentum=0.9, last_epoch=-1):
         _check_optimizer(optimizer)
-        self.optimizer = optimizer
+        # every check first: nothing is written into the groups before all have passed
+        if mode not in ["triangular", "triangular2", "exp_range"] and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        if scale_fn is not None and not callable(scale_fn):
+            raise TypeError(f"scale_fn must be callable or None, got {type(scale_fn).__name__}")
+        if scale_mode not in ("cycle", "iterations"):
+            raise ValueError(f"scale_mode must be 'cycle' or 'iterations', got {scale_mode!r}")
+        _checks.non_negative("base_lr", base_lr)
+        _checks.non_negative("max_lr", max_lr)
+        _checks.positive("step_size_up", step_size_up)
+        if step_size_down is not None:
+            _checks.non_negative("step_size_down", step_size_down)
+        _checks.finite("gamma", gamma)
+        _check_momentum_cycle(optimizer, cycle_momentum, base_momentum, max_momentum)
+        self.max_lrs = _format_param("max_lr", optimizer, max_lr)
         base_lrs = _format_param("base_lr", optimizer, base_lr)
+        self.optimizer = optimizer
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups):
                 _update_param_group_val(group, "lr", lr)
-        self.max_lrs = _format_param("max_lr", optimizer, max_lr)
         step_size_up = float(step_size_up)
         step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
         self.total_size = step_size_up + step_size_down
         self.step_ratio = step_size_up / self.total_size
-        if mode not in ["triangular", "triangular2", "exp_range"] and scale_fn is None:
-            raise ValueError("mode is invalid and scale_fn is None")
         self.mode = mode
         self.gamma = gamma
         self._scale_fn_custom = scale_fn
@@ -297,6 +320,10 @@ class OneCycleLR(LRScheduler):
         if anneal_strategy not in ["cos", "linear"]:
             raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
         self._anneal_func_type = anneal_strategy
+        _checks.non_negative("max_lr", max_lr)
+        _checks.positive("div_factor", div_factor)
+        _checks.positive("final_div_factor", final_div_factor)
+        _check_momentum_cycle(optimizer, cycle_momentum, base_momentum, max_momentum)
         max_lrs = _format_param("max_lr", optimizer, max_lr)
         if last_epoch == -1:
             for high, group in zip(max_lrs, optimizer.param_groups):

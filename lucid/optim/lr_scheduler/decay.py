@@ -5,6 +5,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import Counter
 
+from . import _checks
 from .base import LRScheduler
 
 
@@ -38,6 +39,8 @@ class StepLR(LRScheduler):
     """
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+        _checks.positive_int("step_size", step_size)
+        _checks.finite("gamma", gamma)
         self.step_size = step_size
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -81,6 +84,10 @@ class MultiStepLR(LRScheduler):
     """
 
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+        milestones = list(milestones)
+        for milestone in milestones:
+            _checks.non_negative_int("each milestone", milestone)
+        _checks.finite("gamma", gamma)
         self.milestones = Counter(milestones)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -121,6 +128,7 @@ class ExponentialLR(LRScheduler):
     """
 
     def __init__(self, optimizer, gamma, last_epoch=-1):
+        _checks.finite("gamma", gamma)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
@@ -162,6 +170,8 @@ class PolynomialLR(LRScheduler):
     """
 
     def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        _checks.positive_int("total_iters", total_iters)
+        _checks.finite("power", power)
         self.total_iters = total_iters
         self.power = power
         super().__init__(optimizer, last_epoch)

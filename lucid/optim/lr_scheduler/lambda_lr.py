@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from .base import LRScheduler, _lambdas_state
+from . import _checks
+from .base import LRScheduler, _check_optimizer, _lambdas_state
 
 
 class _LambdaScheduler(LRScheduler):
     """LambdaLR and MultiplicativeLR: one function of the epoch per group."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        _check_optimizer(optimizer)  # before anything reads its groups
+        _checks.lambdas(lr_lambda)
         self.optimizer = optimizer
         if isinstance(lr_lambda, (list, tuple)):
             if len(lr_lambda) != len(optimizer.param_groups):
@@ -121,10 +124,6 @@ class MultiplicativeLR(_LambdaScheduler):
     """
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        lambdas = lr_lambda if isinstance(lr_lambda, (list, tuple)) else [lr_lambda]
-        for fn in lambdas:
-            if not callable(fn):
-                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
         super().__init__(optimizer, lr_lambda, last_epoch)
 
     def get_lr(self) -> list:

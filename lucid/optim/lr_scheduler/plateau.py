@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import warnings
 
+from . import _checks
 from .base import (
     EPOCH_DEPRECATION_WARNING,
     LRScheduler,
@@ -83,8 +84,14 @@ class ReduceLROnPlateau(LRScheduler):
 
     def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
                  cooldown=0, min_lr=0, eps=1e-8):
+        _checks.finite("factor", factor)
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
+        _checks.non_negative_int("patience", patience)
+        _checks.non_negative_int("cooldown", cooldown)
+        _checks.finite("threshold", threshold)
+        _checks.non_negative("min_lr", min_lr)
+        _checks.non_negative("eps", eps)
         self.factor = factor
         _check_optimizer(optimizer)
         self.optimizer = optimizer

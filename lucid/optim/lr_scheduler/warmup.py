@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import _checks
 from .base import LRScheduler
 
 
@@ -39,6 +40,8 @@ class ConstantLR(LRScheduler):
     """
 
     def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+        _checks.finite("factor", factor)
+        _checks.non_negative_int("total_iters", total_iters)
         if factor > 1.0 or factor < 0:
             raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
         self.factor = factor
@@ -95,6 +98,9 @@ class LinearLR(LRScheduler):
     """
 
     def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
+        _checks.finite("start_factor", start_factor)
+        _checks.finite("end_factor", end_factor)
+        _checks.non_negative_int("total_iters", total_iters)
         if start_factor > 1.0 or start_factor <= 0:
             raise ValueError(
                 "Starting multiplicative factor expected to be greater than 0 and less or equal to 1."
