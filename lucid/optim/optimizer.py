@@ -518,6 +518,8 @@ class Optimizer:
         >>> optimizer.step(closure).item(), w.item()
         (9.0, 1.5)
         """
+        if closure is not None and not callable(closure):
+            raise TypeError(f"closure must be callable or None, got {type(closure).__name__}")
         self._opt_called = True  # lr schedulers read it: the optimizer has stepped
         _schedules.before_update(self.param_groups)
         loss = self._step(closure)

@@ -21,6 +21,7 @@ from .._dtype import int64
 from .._tensor import Tensor
 from ..nn.module import Module
 from .lr_scheduler import LRScheduler, _format_param
+from .lr_scheduler import _checks as _lr_checks
 from .optimizer import Optimizer
 from .wrappers import _evaluate
 
@@ -31,7 +32,7 @@ __all__ = [
 
 
 def _check_decay(decay) -> None:
-    if decay < 0.0 or decay > 1.0:
+    if not 0.0 <= decay <= 1.0:  # NaN too
         raise ValueError(f"Invalid decay value {decay} provided. Please provide a value in [0,1] range.")
 
 
@@ -305,6 +306,10 @@ class AveragedModel(Module):
             raise ValueError(
                 f"update_parameters: the model has {len(current)} {kind}, the averaged model {len(averaged)}"
             )
+        for index, (a, c) in enumerate(zip(averaged, current)):  # checked before any is averaged
+            if a.shape != c.shape:
+                raise ValueError(f"update_parameters: tensor {index} of the model has shape {c.shape}, the "
+                                 f"averaged model's {a.shape}")
         with no_grad():
             current = [c.detach().to(a.device) for a, c in zip(averaged, current)]
             if self.n_averaged.item() == 0:
@@ -441,14 +446,16 @@ class SWALR(LRScheduler):
     def __init__(self, optimizer, swa_lr, anneal_epochs=10, anneal_strategy="cos", last_epoch=-1) -> None:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        # every check before the groups are written
         swa_lrs = _format_param("swa_lr", optimizer, swa_lr)
-        for value, group in zip(swa_lrs, optimizer.param_groups):
-            group["swa_lr"] = value
+        _lr_checks.non_negative("swa_lr", swa_lrs)
         if anneal_strategy not in ["cos", "linear"]:
             raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
-        self._set_anneal_func(anneal_strategy)
         if not isinstance(anneal_epochs, int) or anneal_epochs < 0:
             raise ValueError(f"anneal_epochs must be equal or greater than 0, got {anneal_epochs}")
+        for value, group in zip(swa_lrs, optimizer.param_groups):
+            group["swa_lr"] = value
+        self._set_anneal_func(anneal_strategy)
         self.anneal_epochs = anneal_epochs
         super().__init__(optimizer, last_epoch)
 

@@ -7,6 +7,8 @@ param groups without aliasing their values.
 
 from __future__ import annotations
 
+import math
+import numbers
 import types
 import warnings
 import weakref
@@ -216,7 +218,33 @@ class LRScheduler:
         >>> scheduler.last_epoch
         7
         """
+        self._check_state_dict(state_dict)
         self.__dict__.update(state_dict)
+
+    def _check_state_dict(self, state_dict) -> None:
+        """Raise before loading a dict that is not this scheduler's state (nothing changes then).
+
+        Entries a saved state may lack (from an older torch) are allowed; entries this
+        scheduler does not have, counters that are not numbers and per-group lists of the
+        wrong length are not.
+        """
+        name = type(self).__name__
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"{name}.load_state_dict expects a dict, got {type(state_dict).__name__}")
+        known = set(self.__dict__) | set(self.state_dict())
+        unknown = sorted(str(k) for k in state_dict if k not in known or k == "optimizer")
+        if unknown:
+            raise ValueError(f"{name}.load_state_dict: the state dict has entries this scheduler does not: {unknown}")
+        for key in ("last_epoch", "_step_count"):
+            value = state_dict.get(key, 0)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+                raise ValueError(f"{name}.load_state_dict: {key} must be a number, got {value!r}")
+        groups = len(self.optimizer.param_groups)
+        for key in ("base_lrs", "_last_lr"):
+            value = state_dict.get(key)
+            if value is not None and (not isinstance(value, list) or len(value) != groups):
+                raise ValueError(f"{name}.load_state_dict: {key} must be a list of {groups} lrs (one per param "
+                                 f"group), got {value!r}")
 
     # --- learning rates ---------------------------------------------------------------------
     def get_last_lr(self) -> list:

@@ -59,8 +59,15 @@ class _Composite(LRScheduler):
         >>> chained = ChainedScheduler([StepLR(optimizer, 2)])
         >>> chained.load_state_dict(chained.state_dict())
         """
+        self._check_state_dict(state_dict)
+        children = state_dict.get("_schedulers")
+        if not isinstance(children, list) or len(children) != len(self._schedulers):
+            raise ValueError(f"{type(self).__name__}.load_state_dict: _schedulers must be a list of "
+                             f"{len(self._schedulers)} state dicts, got {children!r}")
+        for scheduler, saved in zip(self._schedulers, children):  # every child checked before any loads
+            scheduler._check_state_dict(saved)
         self.__dict__.update({k: v for k, v in state_dict.items() if k != "_schedulers"})
-        for scheduler, saved in zip(self._schedulers, state_dict["_schedulers"]):
+        for scheduler, saved in zip(self._schedulers, children):
             scheduler.load_state_dict(saved)
 
 

@@ -49,6 +49,13 @@ class _LambdaScheduler(LRScheduler):
         >>> scheduler = LambdaLR(optimizer, lambda epoch: 0.9**epoch)
         >>> scheduler.load_state_dict(scheduler.state_dict())
         """
+        self._check_state_dict(state_dict)
+        saved = state_dict.get("lr_lambdas")
+        if not isinstance(saved, list) or len(saved) != len(self.lr_lambdas) or not all(
+            s is None or isinstance(s, dict) for s in saved
+        ):
+            raise ValueError(f"{type(self).__name__}.load_state_dict: lr_lambdas must be a list of "
+                             f"{len(self.lr_lambdas)} entries, each None or a dict, got {saved!r}")
         state = {k: v for k, v in state_dict.items() if k != "lr_lambdas"}
         self.__dict__.update(state)
         for fn, saved in zip(self.lr_lambdas, state_dict["lr_lambdas"]):

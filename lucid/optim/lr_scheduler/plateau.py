@@ -217,5 +217,12 @@ class ReduceLROnPlateau(LRScheduler):
         >>> scheduler.num_bad_epochs
         3
         """
+        self._check_state_dict(state_dict)
+        mode = state_dict.get("mode", self.mode)
+        threshold_mode = state_dict.get("threshold_mode", self.threshold_mode)
+        if mode not in ("min", "max"):  # torch's messages, raised before anything is loaded
+            raise ValueError(f"mode {mode} is unknown!")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"threshold mode {threshold_mode} is unknown!")
         self.__dict__.update(state_dict)
         self._init_is_better(mode=self.mode, threshold=self.threshold, threshold_mode=self.threshold_mode)
