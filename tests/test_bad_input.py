@@ -1,0 +1,569 @@
+"""Bad input across the public API: a clear exception, and nothing changed.
+
+Every case builds the objects involved (often an optimizer that has already stepped, so
+that it has state to lose), snapshots them bit for bit (``snapshots.snapshot``), makes
+one bad call, and asserts the exception's type, a message that names the problem, and
+that every object is bit-identical afterwards. Where torch 2.13 raises, the type and the
+words follow torch; where it validates late or never (``lr=inf``, ``StepLR(step_size=0)``,
+an unknown ``line_search_fn``), lucid raises at once.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import lucid
+from lucid import nn, optim
+from lucid.nn import utils as nn_utils
+from lucid.optim import lr_scheduler as S
+from lucid.optim import schedules, swa_utils
+from snapshots import snapshot
+
+NAN, INF = float("nan"), float("inf")
+CASES = []
+
+
+def case(name, exc, message):
+    """Register ``make() -> (objects, bad_call)`` as a case expecting ``exc`` matching ``message``."""
+    def register(make):
+        CASES.append(pytest.param(make, exc, message, id=name))
+        return make
+    return register
+
+
+def add(name, exc, message, make):
+    CASES.append(pytest.param(make, exc, message, id=name))
+
+
+# --- shared builders ---------------------------------------------------------------------------
+def params(shapes=((3, 2), (4,))):
+    rng = np.random.default_rng(1)
+    return [nn.Parameter(lucid.tensor(rng.standard_normal(s))) for s in shapes]
+
+
+def stepped(cls, shapes=((3, 2), (4,)), steps=2, **kwargs):
+    """``(params, optimizer)`` after ``steps`` steps, so the optimizer has state."""
+    ps = params(shapes)
+    opt = cls(ps, **kwargs)
+    for t in range(steps):
+        if isinstance(opt, optim.LBFGS):
+            def closure():
+                opt.zero_grad()
+                loss = sum(((p - t) ** 2).sum() for p in ps)
+                loss.backward()
+                return loss
+            opt.step(closure)
+            continue
+        for p in ps:
+            p.grad = lucid.ones(p.shape, dtype=p.dtype) * (t + 1.0)
+        opt.step()
+    return ps, opt
+
+
+def sparse_stepped():
+    table = nn.Embedding(6, 2, sparse=True)
+    opt = optim.SparseAdam(table.parameters(), lr=0.1)
+    for t in range(2):
+        opt.zero_grad()
+        table(lucid.tensor([0, t + 1])).sum().backward()
+        opt.step()
+    return [table.weight], opt
+
+
+OPTIMIZERS = {
+    "SGD": (optim.SGD, {"momentum": 0.9}),
+    "Adam": (optim.Adam, {"amsgrad": True}),
+    "AdamW": (optim.AdamW, {}),
+    "Adadelta": (optim.Adadelta, {}),
+    "Adafactor": (optim.Adafactor, {}),
+    "Adagrad": (optim.Adagrad, {}),
+    "Adamax": (optim.Adamax, {}),
+    "ASGD": (optim.ASGD, {}),
+    "NAdam": (optim.NAdam, {}),
+    "RAdam": (optim.RAdam, {}),
+    "RMSprop": (optim.RMSprop, {"momentum": 0.5}),
+    "Rprop": (optim.Rprop, {}),
+    "Lion": (optim.Lion, {}),
+    "LBFGS": (optim.LBFGS, {"max_iter": 2}),
+    "Muon": (optim.Muon, {}),
+    "SparseAdam": (optim.SparseAdam, {}),
+}
+MATRICES = ((3, 2), (2, 2))  # Muon takes 2-D parameters only
+
+
+def _stepped(name):
+    cls, kwargs = OPTIMIZERS[name]
+    if name == "SparseAdam":
+        return sparse_stepped()
+    return stepped(cls, MATRICES if name == "Muon" else ((3, 2), (4,)), **kwargs)
+
+
+def _takes(cls, argument):
+    return argument in inspect.signature(cls.__init__).parameters
+
+
+# --- 1. optimizer hyperparameters: at construction and in add_param_group ------------------------
+LR_MESSAGE = r"(?i)learning rate|lr must be"
+BAD_LRS = {"nan": (NAN, ValueError), "inf": (INF, ValueError), "negative": (-1.0, ValueError),
+           "string": ("0.1", TypeError), "two_element_tensor": (lucid.ones(2), ValueError)}
+
+for opt_name, (cls, kwargs) in OPTIMIZERS.items():
+    for bad_name, (bad, exc) in BAD_LRS.items():
+        if opt_name == "SparseAdam" and bad_name == "negative":
+            bad = 0.0  # SparseAdam wants lr > 0 strictly, as torch
+        message = "Tensor lr must be 1-element" if bad_name == "two_element_tensor" else LR_MESSAGE
+
+        def construct(cls=cls, kwargs=kwargs, bad=bad, opt_name=opt_name):
+            ps = params(MATRICES if opt_name == "Muon" else ((3, 2), (4,)))
+            return ps, lambda: cls(ps, **{**kwargs, "lr": bad})
+        add(f"{opt_name}-lr-{bad_name}", exc, message, construct)
+    for key in ("weight_decay", "eps", "momentum", "dampening"):
+        if not _takes(cls, key) or key == "eps" and opt_name == "Adafactor":
+            continue
+        for bad_name, bad in (("nan", NAN), ("inf", INF)):
+            if key == "momentum" and opt_name == "SGD" and bad_name == "inf":
+                continue  # covered below through nesterov
+
+            def construct(cls=cls, kwargs=kwargs, key=key, bad=bad, opt_name=opt_name):
+                ps = params(MATRICES if opt_name == "Muon" else ((3, 2), (4,)))
+                return ps, lambda: cls(ps, **{**kwargs, key: bad})
+            label = key.replace("_", "[_ ]")
+            add(f"{opt_name}-{key}-{bad_name}", ValueError, rf"(?i){label}.*{bad_name}", construct)
+    if opt_name not in ("LBFGS",):
+        def add_group(opt_name=opt_name):
+            ps, opt = _stepped(opt_name)
+            extra = nn.Parameter(lucid.ones(2, 2))
+            return [ps, opt], lambda: opt.add_param_group({"params": [extra], "lr": NAN})
+        add(f"{opt_name}-add_param_group-lr-nan", ValueError, LR_MESSAGE, add_group)
+
+        def add_again(opt_name=opt_name):
+            ps, opt = _stepped(opt_name)
+            return [ps, opt], lambda: opt.add_param_group({"params": [ps[0]]})
+        add(f"{opt_name}-add_param_group-duplicate", ValueError, "appear in more than one parameter group",
+            add_again)
+
+BETAS = {"one": (0.9, 1.0), "negative": (-0.1, 0.9), "nan": (NAN, 0.9), "single": (0.9,)}
+for opt_name in ("Adam", "AdamW", "Adamax", "NAdam", "RAdam", "Lion", "SparseAdam"):
+    cls, kwargs = OPTIMIZERS[opt_name]
+    for bad_name, bad in BETAS.items():
+        def construct(cls=cls, bad=bad):
+            ps = params()
+            return ps, lambda: cls(ps, betas=bad)
+        add(f"{opt_name}-betas-{bad_name}", ValueError, r"(?i)beta", construct)
+
+add("SGD-nesterov-without-momentum", ValueError, "Nesterov momentum requires a momentum and zero dampening",
+    lambda: (lambda ps: (ps, lambda: optim.SGD(ps, nesterov=True)))(params()))
+add("SGD-momentum-inf", ValueError, "momentum.*inf",
+    lambda: (lambda ps: (ps, lambda: optim.SGD(ps, momentum=INF)))(params()))
+add("LBFGS-unknown-line-search", ValueError, "line_search_fn must be None or 'strong_wolfe', got 'armijo'",
+    lambda: (lambda ps: (ps, lambda: optim.LBFGS(ps, line_search_fn="armijo")))(params()))
+add("LBFGS-second-group", ValueError, "LBFGS doesn't support per-parameter options",
+    lambda: (lambda po: ([po], lambda: po[1].add_param_group({"params": [nn.Parameter(lucid.ones(1))]})))(
+        stepped(optim.LBFGS, max_iter=2)))
+add("Muon-1d-param", ValueError, "Muon only supports 2D parameters",
+    lambda: (lambda ps: (ps, lambda: optim.Muon(ps)))(params()))
+add("Rprop-etas", ValueError, "Invalid eta values",
+    lambda: (lambda ps: (ps, lambda: optim.Rprop(ps, etas=(1.5, 1.2))))(params()))
+add("params-a-tensor", TypeError, "should be an iterable of Tensors or dicts",
+    lambda: (lambda ps: (ps, lambda: optim.Adam(ps[0])))(params()))
+add("params-a-set", TypeError, "organized in ordered collections",
+    lambda: (lambda ps: (ps, lambda: optim.Adam(set(ps))))(params()))
+add("params-empty", ValueError, "optimizer got an empty parameter list", lambda: ([], lambda: optim.Adam([])))
+add("params-not-tensors", TypeError, "optimizer can only optimize Tensors", lambda: ([], lambda: optim.Adam([1.0])))
+add("params-duplicate", ValueError, "duplicate parameters",
+    lambda: (lambda ps: (ps, lambda: optim.Adam([ps[0], ps[0]])))(params()))
+
+
+# --- 2. step with bad gradients or closures --------------------------------------------------------
+@case("step-closure-not-callable", TypeError, "closure must be callable or None, got int")
+def _():
+    ps, opt = stepped(optim.Adam)
+    return [ps, opt], lambda: opt.step(3)
+
+
+@case("Adam-sparse-gradient", RuntimeError, "Adam does not support sparse gradients")
+def _():
+    table = nn.Embedding(5, 2, sparse=True)
+    opt = optim.Adam(table.parameters())
+    table(lucid.tensor([1])).sum().backward()
+    return [table, opt], opt.step
+
+
+@case("Adagrad-sparse-with-weight-decay", RuntimeError, "weight_decay option is not compatible with sparse")
+def _():
+    table = nn.Embedding(5, 2, sparse=True)
+    opt = optim.Adagrad(table.parameters(), weight_decay=0.1)
+    table(lucid.tensor([1])).sum().backward()
+    return [table, opt], opt.step
+
+
+@case("LBFGS-without-closure", TypeError, "closure")
+def _():
+    ps, opt = stepped(optim.LBFGS, max_iter=2)
+    return [ps, opt], opt.step
+
+
+@case("grad-of-wrong-shape", RuntimeError, "different size")
+def _():
+    ps, opt = stepped(optim.Adam)
+    return [ps, opt], lambda: setattr(ps[0], "grad", lucid.ones(5, dtype=lucid.float64))
+
+
+@case("grad-of-wrong-dtype", RuntimeError, "different type")
+def _():
+    ps, opt = stepped(optim.Adam)
+    return [ps, opt], lambda: setattr(ps[0], "grad", lucid.ones(3, 2, dtype=lucid.float32))
+
+
+@case("grad-not-a-tensor", TypeError, "assigned grad expected to be a Tensor")
+def _():
+    ps, opt = stepped(optim.Adam)
+    return [ps, opt], lambda: setattr(ps[0], "grad", [1.0])
+
+
+@case("step-after-param-replaced-by-other-shape", RuntimeError, "does not fit the parameter's shape")
+def _():
+    ps, opt = stepped(optim.Adam)
+    ps[1].data = lucid.ones(7, dtype=ps[1].dtype)
+    ps[1].grad = lucid.ones(7, dtype=ps[1].dtype)
+    return [ps, opt], opt.step
+
+
+# --- 3. optimizer load_state_dict: mismatched, truncated and corrupted dicts ------------------------
+def _corrupt(edit):
+    def make(opt_name):
+        ps, opt = _stepped(opt_name)
+        saved = opt.state_dict()
+        edit(saved, ps)
+        return [ps, opt, saved], lambda: opt.load_state_dict(saved)
+    return make
+
+
+def _first_tensor_key(saved):
+    return next(k for k, v in saved["state"][0].items() if isinstance(v, lucid.Tensor))
+
+
+CORRUPTIONS = {
+    "not-a-dict": (lambda s, ps: None, ValueError, "a state dict must be a dict"),
+    "no-param-groups": (lambda s, ps: s.pop("param_groups"), ValueError, "'state' and 'param_groups'"),
+    "groups-not-a-list": (lambda s, ps: s.update(param_groups=5), ValueError, "must be a list of dicts"),
+    "extra-group": (lambda s, ps: s["param_groups"].append(dict(s["param_groups"][0], params=[9])), ValueError,
+                    "different number of parameter groups"),
+    "group-too-short": (lambda s, ps: s["param_groups"][0]["params"].pop(), ValueError,
+                        "doesn't match the size of optimizer's group"),
+    "state-not-a-dict": (lambda s, ps: s.update(state=[1]), ValueError, "'state' must be a dict"),
+    "state-of-unknown-param": (lambda s, ps: s["state"].update({7: s["state"][0]}), ValueError,
+                               "entry for parameter 7, which no group lists"),
+    "param-state-not-a-dict": (lambda s, ps: s["state"].update({0: 3}), ValueError,
+                               "the state of parameter 0 must be a dict"),
+    "tensor-of-other-shape": (lambda s, ps: s["state"][0].update({_first_tensor_key(s): lucid.ones(9)}),
+                              ValueError, "of shape \\(9,\\), expected"),
+    "tensor-is-a-list": (lambda s, ps: s["state"][0].update({_first_tensor_key(s): [1.0]}), ValueError,
+                         "of type list, expected a Tensor"),
+    "missing-state-entry": (lambda s, ps: s["state"][0].pop(_first_tensor_key(s)), ValueError, "lacks"),
+    "saved-lr-nan": (lambda s, ps: s["param_groups"][0].update(lr=NAN), ValueError, LR_MESSAGE),
+    "saved-lr-string": (lambda s, ps: s["param_groups"][0].update(lr="fast"), TypeError, "lr must be"),
+}
+STEPS = {"negative": -1, "fraction": 1.5, "nan": NAN, "string": "3", "bool": True}
+
+for opt_name in ("SGD", "Adam", "Adagrad", "ASGD", "RMSprop", "LBFGS", "SparseAdam", "Muon"):
+    for corruption, (edit, exc, message) in CORRUPTIONS.items():
+        if corruption == "not-a-dict":
+            def make(opt_name=opt_name):
+                ps, opt = _stepped(opt_name)
+                return [ps, opt], lambda: opt.load_state_dict([("state", {})])
+        else:
+            make = (lambda edit=edit, opt_name=opt_name: _corrupt(edit)(opt_name))
+        if opt_name == "LBFGS" and corruption in ("tensor-of-other-shape", "tensor-is-a-list", "missing-state-entry"):
+            continue  # LBFGS keeps its vectors by its own rules
+        if opt_name == "SGD" and corruption == "missing-state-entry":
+            continue  # a missing momentum buffer is legitimate: the next step starts it, as torch
+        add(f"{opt_name}-load-{corruption}", exc, message, make)
+for opt_name in ("Adam", "Adagrad", "SparseAdam"):
+    for step_name, step in STEPS.items():
+        edit = (lambda s, ps, step=step: s["state"][0].update(step=step))
+        add(f"{opt_name}-load-step-{step_name}", ValueError, "has a step count of",
+            lambda edit=edit, opt_name=opt_name: _corrupt(edit)(opt_name))
+add("Adam-load-step-0d-tensor-negative", ValueError, "has a step count of",
+    lambda: _corrupt(lambda s, ps: s["state"][0].update(step=lucid.tensor(-2.0)))("Adam"))
+
+
+# --- 4. schedulers: bad arguments raise before the optimizer's groups change -------------------------
+def _sgd(momentum=0.9):
+    """A stepped SGD with momentum, or (``momentum=None``) a stepped Adagrad, which has none."""
+    return stepped(optim.SGD, momentum=momentum) if momentum is not None else stepped(optim.Adagrad)
+
+
+def _scheduler_case(name, exc, message, build, momentum=0.9, children=None):
+    """``build(optimizer, *children)`` must raise; ``children(optimizer)`` are built beforehand."""
+    def make():
+        ps, opt = _sgd(momentum)
+        made = children(opt) if children else []
+        return [ps, opt, made], lambda: build(opt, *made)
+    add(f"scheduler-{name}", exc, message, make)
+
+
+_scheduler_case("LambdaLR-not-callable", TypeError, "lr_lambda should be a function, but got int",
+                lambda o: S.LambdaLR(o, 3))
+_scheduler_case("LambdaLR-list-not-callable", TypeError, "lr_lambda should be a function, but got str",
+                lambda o: S.LambdaLR(o, ["x"]))
+_scheduler_case("LambdaLR-wrong-count", ValueError, "Expected 1 lr_lambdas, but got 2",
+                lambda o: S.LambdaLR(o, [lambda e: 1, lambda e: 1]))
+_scheduler_case("MultiplicativeLR-not-callable", TypeError, "lr_lambda should be a function",
+                lambda o: S.MultiplicativeLR(o, 0.5))
+_scheduler_case("StepLR-step-size-0", ValueError, "step_size must be a positive integer, got 0",
+                lambda o: S.StepLR(o, step_size=0))
+_scheduler_case("StepLR-step-size-float", TypeError, "step_size must be a positive integer, got 2.5",
+                lambda o: S.StepLR(o, step_size=2.5))
+_scheduler_case("StepLR-gamma-nan", ValueError, "gamma must be finite, got nan", lambda o: S.StepLR(o, 2, gamma=NAN))
+_scheduler_case("MultiStepLR-gamma-inf", ValueError, "gamma must be finite, got inf",
+                lambda o: S.MultiStepLR(o, [1], gamma=INF))
+_scheduler_case("MultiStepLR-milestone-float", TypeError, "each milestone must be an integer",
+                lambda o: S.MultiStepLR(o, [1.5]))
+_scheduler_case("ExponentialLR-gamma-nan", ValueError, "gamma must be finite", lambda o: S.ExponentialLR(o, NAN))
+_scheduler_case("ExponentialLR-gamma-string", TypeError, "gamma must be a number", lambda o: S.ExponentialLR(o, "x"))
+_scheduler_case("CosineAnnealingLR-T_max-0", ValueError, "T_max must be greater than 0, got 0",
+                lambda o: S.CosineAnnealingLR(o, T_max=0))
+_scheduler_case("CosineAnnealingLR-eta_min-nan", ValueError, "eta_min must be finite",
+                lambda o: S.CosineAnnealingLR(o, 3, eta_min=NAN))
+_scheduler_case("WarmRestarts-T_0-0", ValueError, "Expected positive integer T_0", lambda o: S.CosineAnnealingWarmRestarts(o, 0))
+_scheduler_case("WarmRestarts-eta_min-inf", ValueError, "eta_min must be finite",
+                lambda o: S.CosineAnnealingWarmRestarts(o, 2, eta_min=INF))
+_scheduler_case("PolynomialLR-total-iters-0", ValueError, "total_iters must be a positive integer",
+                lambda o: S.PolynomialLR(o, total_iters=0))
+_scheduler_case("ConstantLR-factor-nan", ValueError, "factor must be finite", lambda o: S.ConstantLR(o, factor=NAN))
+_scheduler_case("ConstantLR-factor-2", ValueError, "Constant multiplicative factor expected to be between 0 and 1",
+                lambda o: S.ConstantLR(o, factor=2.0))
+_scheduler_case("LinearLR-start-nan", ValueError, "start_factor must be finite", lambda o: S.LinearLR(o, start_factor=NAN))
+_scheduler_case("LinearLR-start-0", ValueError, "Starting multiplicative factor", lambda o: S.LinearLR(o, start_factor=0))
+_scheduler_case("OneCycleLR-no-momentum", ValueError, "optimizer must support momentum or beta1",
+                lambda o: S.OneCycleLR(o, max_lr=1.0, total_steps=10), momentum=None)
+_scheduler_case("OneCycleLR-div-factor-0", ValueError, "div_factor must be greater than 0, got 0",
+                lambda o: S.OneCycleLR(o, max_lr=1.0, total_steps=10, div_factor=0))
+_scheduler_case("OneCycleLR-final-div-factor-0", ValueError, "final_div_factor must be greater than 0",
+                lambda o: S.OneCycleLR(o, max_lr=1.0, total_steps=10, final_div_factor=0))
+_scheduler_case("OneCycleLR-max-lr-nan", ValueError, "max_lr must be finite",
+                lambda o: S.OneCycleLR(o, max_lr=NAN, total_steps=10))
+_scheduler_case("OneCycleLR-total-steps-0", ValueError, "Expected positive integer total_steps",
+                lambda o: S.OneCycleLR(o, max_lr=1.0, total_steps=0))
+_scheduler_case("OneCycleLR-pct-start", ValueError, "Expected float between 0 and 1 pct_start",
+                lambda o: S.OneCycleLR(o, max_lr=1.0, total_steps=10, pct_start=1.5))
+_scheduler_case("OneCycleLR-anneal", ValueError, "anneal_strategy must be one of 'cos' or 'linear'",
+                lambda o: S.OneCycleLR(o, max_lr=1.0, total_steps=10, anneal_strategy="x"))
+_scheduler_case("CyclicLR-no-momentum", ValueError, "optimizer must support momentum or beta1",
+                lambda o: S.CyclicLR(o, 0.1, 1.0), momentum=None)
+_scheduler_case("CyclicLR-unknown-mode", ValueError, "mode is invalid and scale_fn is None",
+                lambda o: S.CyclicLR(o, 0.1, 1.0, mode="sawtooth"))
+_scheduler_case("CyclicLR-step-size-up-0", ValueError, "step_size_up must be greater than 0",
+                lambda o: S.CyclicLR(o, 0.1, 1.0, step_size_up=0))
+_scheduler_case("CyclicLR-max-lr-nan", ValueError, "max_lr must be finite", lambda o: S.CyclicLR(o, 0.1, NAN))
+_scheduler_case("CyclicLR-base-lr-wrong-count", ValueError, "base_lr must have the same length",
+                lambda o: S.CyclicLR(o, [0.1, 0.2], 1.0))
+_scheduler_case("CyclicLR-momentum-nan", ValueError, "max_momentum must be finite",
+                lambda o: S.CyclicLR(o, 0.1, 1.0, max_momentum=NAN))
+_scheduler_case("CyclicLR-scale-fn-not-callable", TypeError, "scale_fn must be callable",
+                lambda o: S.CyclicLR(o, 0.1, 1.0, scale_fn=3))
+_scheduler_case("ReduceLROnPlateau-factor-1", ValueError, "Factor should be < 1.0", lambda o: S.ReduceLROnPlateau(o, factor=1.0))
+_scheduler_case("ReduceLROnPlateau-factor-nan", ValueError, "factor must be finite",
+                lambda o: S.ReduceLROnPlateau(o, factor=NAN))
+_scheduler_case("ReduceLROnPlateau-mode", ValueError, "mode up is unknown", lambda o: S.ReduceLROnPlateau(o, mode="up"))
+_scheduler_case("ReduceLROnPlateau-min-lr-negative", ValueError, "min_lr must be at least 0",
+                lambda o: S.ReduceLROnPlateau(o, min_lr=-1.0))
+_scheduler_case("ReduceLROnPlateau-patience-float", TypeError, "patience must be an integer",
+                lambda o: S.ReduceLROnPlateau(o, patience=1.5))
+_scheduler_case("ChainedScheduler-child-not-a-scheduler", TypeError, "at index 1 should have `optimizer`",
+                lambda o, child: S.ChainedScheduler([child, "x"]), children=lambda o: [S.StepLR(o, 2)])
+_scheduler_case("ChainedScheduler-first-child-not-a-scheduler", TypeError, "at index 0 should have `optimizer`",
+                lambda o: S.ChainedScheduler(["x"]))
+_scheduler_case("SequentialLR-child-not-a-scheduler", TypeError, "at index 0 should have `optimizer`",
+                lambda o: S.SequentialLR(o, [3], milestones=[]))
+_scheduler_case("SequentialLR-milestone-count", ValueError, "number of schedulers 1 and the number of milestones",
+                lambda o, child: S.SequentialLR(o, [child], milestones=[2]), children=lambda o: [S.StepLR(o, 2)])
+_scheduler_case("SWALR-swa-lr-nan", ValueError, "swa_lr must be finite", lambda o: swa_utils.SWALR(o, swa_lr=NAN))
+_scheduler_case("SWALR-anneal-strategy", ValueError, "anneal_strategy must be one of",
+                lambda o: swa_utils.SWALR(o, swa_lr=0.1, anneal_strategy="x"))
+_scheduler_case("SWALR-anneal-epochs", ValueError, "anneal_epochs must be equal or greater than 0",
+                lambda o: swa_utils.SWALR(o, swa_lr=0.1, anneal_epochs=-1))
+add("scheduler-LambdaLR-None-optimizer", TypeError, "NoneType is not an Optimizer",
+    lambda: ([], lambda: S.LambdaLR(None, lambda e: 1.0)))
+add("scheduler-MultiplicativeLR-None-optimizer", TypeError, "NoneType is not an Optimizer",
+    lambda: ([], lambda: S.MultiplicativeLR(None, lambda e: 1.0)))
+add("scheduler-StepLR-not-an-optimizer", TypeError, "str is not an Optimizer", lambda: ([], lambda: S.StepLR("sgd", 2)))
+
+
+@case("OneCycleLR-stepped-past-total-steps", ValueError, "Tried to step 3 times. The specified number of total steps is 2")
+def _():
+    ps, opt = _sgd()
+    scheduler = S.OneCycleLR(opt, max_lr=1.0, total_steps=2)
+    for _ in range(2):
+        opt.step()
+        scheduler.step()
+    return [ps, opt, scheduler], scheduler.step
+
+
+def _scheduler_load(name, exc, message, edit, build=lambda o: S.StepLR(o, 2)):
+    def make():
+        ps, opt = _sgd()
+        scheduler = build(opt)
+        opt.step()
+        scheduler.step()
+        saved = scheduler.state_dict()
+        saved = edit(saved)
+        return [ps, opt, scheduler], lambda: scheduler.load_state_dict(saved)
+    add(f"scheduler-load-{name}", exc, message, make)
+
+
+_scheduler_load("not-a-dict", TypeError, "StepLR.load_state_dict expects a dict, got list", lambda s: [1])
+_scheduler_load("unknown-entry", ValueError, "entries this scheduler does not: \\['surprise'\\]",
+                lambda s: {**s, "surprise": 1})
+_scheduler_load("epoch-string", ValueError, "last_epoch must be a number, got 'x'", lambda s: {**s, "last_epoch": "x"})
+_scheduler_load("step-count-nan", ValueError, "_step_count must be a number", lambda s: {**s, "_step_count": NAN})
+_scheduler_load("base-lrs-wrong-count", ValueError, "base_lrs must be a list of 1 lrs", lambda s: {**s, "base_lrs": [1, 2]})
+_scheduler_load("sequential-children-count", ValueError, "_schedulers must be a list of 2 state dicts",
+                lambda s: {**s, "_schedulers": s["_schedulers"][:1]},
+                lambda o: S.SequentialLR(o, [S.StepLR(o, 2), S.StepLR(o, 3)], milestones=[2]))
+_scheduler_load("sequential-bad-second-child", ValueError, "entries this scheduler does not",
+                lambda s: {**s, "_schedulers": [s["_schedulers"][0], {**s["_schedulers"][1], "x": 1}]},
+                lambda o: S.SequentialLR(o, [S.StepLR(o, 2), S.StepLR(o, 3)], milestones=[2]))
+_scheduler_load("lambda-lambdas-count", ValueError, "lr_lambdas must be a list of 1 entries",
+                lambda s: {**s, "lr_lambdas": [None, None]}, lambda o: S.LambdaLR(o, lambda e: 1.0))
+_scheduler_load("plateau-mode", ValueError, "mode sideways is unknown",
+                lambda s: {**s, "mode": "sideways"}, lambda o: _Plateau(o))
+
+
+class _Plateau(S.ReduceLROnPlateau):
+    def step(self, metrics=1.0, epoch=None):
+        return super().step(metrics, epoch)
+
+
+# --- 5. wrappers and weight averaging ------------------------------------------------------------
+def _accumulation():
+    ps = params()
+    wrapper = optim.GradientAccumulation(optim.Adam(ps), steps=3)
+    for p in ps:
+        p.grad = lucid.ones(p.shape, dtype=p.dtype)
+    wrapper.step()
+    return ps, wrapper
+
+
+WRAPPER_LOADS = {
+    "micro-step-too-big": (lambda s: s["accumulation"].update(micro_step=3), "micro_step \\(3\\) must be below steps"),
+    "average-not-bool": (lambda s: s["accumulation"].update(average=1), "average must be a bool"),
+    "missing-key": (lambda s: s["accumulation"].pop("partial_sums"), "must have the keys"),
+    "partial-sum-of-other-shape": (lambda s: s["accumulation"]["partial_sums"].update({0: lucid.ones(9)}), "shape"),
+}
+for name, (edit, message) in WRAPPER_LOADS.items():
+    def make(edit=edit):
+        ps, wrapper = _accumulation()
+        saved = wrapper.state_dict()
+        edit(saved)
+        return [ps, wrapper, saved], lambda: wrapper.load_state_dict(saved)
+    add(f"GradientAccumulation-load-{name}", ValueError, message, make)
+
+add("GradientAccumulation-steps-0", ValueError, "steps must be an int >= 1, got 0",
+    lambda: (lambda po: (po, lambda: optim.GradientAccumulation(po[1], steps=0)))(stepped(optim.SGD)))
+add("GradientAccumulation-not-an-optimizer", TypeError, "wraps an optimizer",
+    lambda: ([], lambda: optim.GradientAccumulation("adam", steps=2)))
+add("SkipNonFinite-not-an-optimizer", TypeError, "wraps an optimizer", lambda: ([], lambda: optim.SkipNonFinite(None)))
+
+
+@case("SkipNonFinite-load-negative-count", ValueError, "skipped_steps")
+def _():
+    ps, opt = stepped(optim.SGD)
+    guard = optim.SkipNonFinite(opt)
+    saved = guard.state_dict()
+    saved["skip_nonfinite"]["skipped_steps"] = -1
+    return [ps, guard, saved], lambda: guard.load_state_dict(saved)
+
+
+@case("AveragedModel-update-with-other-model", ValueError, "tensor 0 of the model has shape")
+def _():
+    model = nn.Linear(2, 2)
+    ema = swa_utils.AveragedModel(model, multi_avg_fn=swa_utils.get_ema_multi_avg_fn(0.9))
+    ema.update_parameters(model)
+    return [model, ema], lambda: ema.update_parameters(nn.Linear(3, 2))
+
+
+add("ema-decay-nan", ValueError, "Invalid decay value nan", lambda: ([], lambda: swa_utils.get_ema_multi_avg_fn(NAN)))
+add("ema-decay-2", ValueError, "Invalid decay value 2", lambda: ([], lambda: swa_utils.get_ema_multi_avg_fn(2.0)))
+add("AveragedModel-not-a-module", TypeError, "averages a lucid.nn.Module", lambda: ([], lambda: swa_utils.AveragedModel(3)))
+
+
+# --- 6. schedules as values ------------------------------------------------------------------------
+add("schedule-cosine-peak-nan", ValueError, "must be finite", lambda: ([], lambda: schedules.cosine(NAN, 10)))
+add("schedule-cosine-steps-0", ValueError, "steps must be at least 1", lambda: ([], lambda: schedules.cosine(0.1, 0)))
+add("schedule-warmup-negative", ValueError, "steps must be at least 0", lambda: ([], lambda: schedules.warmup(-1, 0.1)))
+add("schedule-linear-end-inf", ValueError, "must be finite", lambda: ([], lambda: schedules.linear(0.1, INF, 5)))
+add("schedule-lr-a-string", TypeError, "lr must be a number, a one-element Tensor or a schedule",
+    lambda: (lambda ps: (ps, lambda: optim.SGD(ps, lr="cosine")))(params()))
+
+
+# --- 7. nn: Embedding and gradient clipping -------------------------------------------------------
+for name, kwargs, exc, message in [
+    ("padding-idx-too-big", {"padding_idx": 4}, ValueError, "Padding_idx must be within num_embeddings"),
+    ("padding-idx-too-negative", {"padding_idx": -5}, ValueError, "Padding_idx must be within num_embeddings"),
+    ("padding-idx-float", {"padding_idx": 1.5}, TypeError, "padding_idx must be an int or None, got 1.5"),
+    ("padding-idx-string", {"padding_idx": "0"}, TypeError, "padding_idx must be an int or None"),
+    ("max-norm-negative", {"max_norm": -1.0}, ValueError, "max_norm must be None or a number >= 0"),
+    ("max-norm-nan", {"max_norm": NAN}, ValueError, "max_norm must be None or a number >= 0"),
+    ("weight-of-other-shape", {"_weight": lucid.ones(3, 2)}, ValueError, "Shape of weight does not match"),
+]:
+    add(f"Embedding-{name}", exc, message, lambda kwargs=kwargs: ([], lambda: nn.Embedding(4, 2, **kwargs)))
+add("Embedding-rows-float", TypeError, "num_embeddings must be an int", lambda: ([], lambda: nn.Embedding(4.0, 2)))
+add("Embedding-dim-negative", ValueError, "embedding_dim must be at least 0", lambda: ([], lambda: nn.Embedding(4, -2)))
+add("Embedding-from-pretrained-1d", ValueError, "expected to be 2-dimensional",
+    lambda: ([], lambda: nn.Embedding.from_pretrained(lucid.ones(3))))
+
+
+def _table_case(name, exc, message, indices):
+    def make():
+        table = nn.Embedding(4, 2)
+        return [table], lambda: table(indices())
+    add(f"Embedding-forward-{name}", exc, message, make)
+
+
+_table_case("float-indices", TypeError, "scalar types: Long, Int", lambda: lucid.tensor([0.5]))
+_table_case("index-out-of-range", IndexError, "index 4 is out of range", lambda: lucid.tensor([4]))
+_table_case("negative-index", IndexError, "index -1 is out of range", lambda: lucid.tensor([-1]))
+
+
+def _clip_case(name, exc, message, call):
+    def make():
+        ps = params()
+        for p in ps:
+            p.grad = lucid.ones(p.shape, dtype=p.dtype) * 3.0
+        return [ps], lambda: call(ps)
+    add(f"clip-{name}", exc, message, make)
+
+
+_clip_case("max-norm-nan", ValueError, "max_norm must be positive, got nan", lambda ps: nn_utils.clip_grad_norm_(ps, NAN))
+_clip_case("max-norm-negative", ValueError, "max_norm must be positive", lambda ps: nn_utils.clip_grad_norm_(ps, -1.0))
+_clip_case("norm-type-string", ValueError, "norm_type must be a positive number or 'inf'",
+           lambda ps: nn_utils.clip_grad_norm_(ps, 1.0, norm_type="x"))
+_clip_case("clip-value-nan", ValueError, "clip_value must be positive, got nan", lambda ps: nn_utils.clip_grad_value_(ps, NAN))
+_clip_case("clip-value-string", TypeError, "clip_value must be a real number", lambda ps: nn_utils.clip_grad_value_(ps, "a"))
+
+
+# --- the test --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("make, exc, message", CASES)
+def test_bad_input_raises_clearly_and_changes_nothing(make, exc, message):
+    objects, bad_call = make()
+    before = snapshot(objects)
+    with pytest.raises(exc, match=message):
+        bad_call()
+    assert snapshot(objects) == before
+
+
+def test_there_are_at_least_150_distinct_cases():
+    ids = [c.id for c in CASES]
+    assert len(ids) == len(set(ids)) and len(ids) >= 150, len(ids)
+
+
+def test_nan_hyperparameters_are_refused_by_every_optimizer():
+    """Guards the table above: every optimizer class in lucid.optim is in it."""
+    classes = {n for n in optim.__all__ if inspect.isclass(getattr(optim, n))
+               and issubclass(getattr(optim, n), optim.Optimizer) and n != "Optimizer"}
+    assert classes == set(OPTIMIZERS)
