@@ -149,12 +149,13 @@ def _what(value) -> str:
     return f"a {type(value).__module__}.{type(value).__qualname__}"
 
 
-def _encode_file(obj) -> bytes:
+def _encode(obj):
+    """The arrays and the metadata of ``obj``'s file (TypeError for what cannot be stored)."""
     encoder = _Encoder()
     structure = encoder.encode(obj)
     metadata = {FORMAT_KEY: FORMAT_VERSION, STRUCTURE_KEY: json.dumps(structure, allow_nan=False,
                                                                       separators=(",", ":"))}
-    return _file.encode(encoder.arrays, metadata)
+    return encoder.arrays, metadata
 
 
 def _write_atomically(path: str, data: bytes) -> None:
@@ -229,7 +230,7 @@ def save(obj, f) -> None:
     >>> lucid.load(buffer)
     {'step': 3, 'weights': [tensor([1., 1.])], 'loss': nan}
     """
-    data = _encode_file(obj)  # everything is checked before any file is touched
+    data = _file.encode(*_encode(obj))  # everything is checked before any file is touched
     if isinstance(f, (str, os.PathLike)):
         _write_atomically(os.fspath(f), data)
         return
@@ -295,7 +296,7 @@ class _Decoder:
                 self.fail(path, f"a tagged float must be 'nan', 'inf' or '-inf', got {body!r}")
             return float(body)
         if tag == "dtype":
-            if body not in _DTYPE_NAMES:
+            if type(body) is not str or body not in _DTYPE_NAMES:
                 self.fail(path, f"unknown dtype {body!r}")
             return _dtype.from_name(body)
         if tag == "tuple":

@@ -390,7 +390,7 @@ BAD_FILES = [
     ("entry missing dtype", _with_header(lambda h: h["w"].pop("dtype")), "exactly 'dtype'"),
     ("dtype unknown", _with_header(_set(["w", "dtype"], "F128")), "unknown dtype 'F128'"),
     ("dtype bf16", _with_header(_set(["w", "dtype"], "BF16")), "dtype BF16, which lucid has no dtype for"),
-    ("dtype int", _with_header(_set(["w", "dtype"], 3)), "unknown dtype 3"),
+    ("dtype int", _with_header(_set(["w", "dtype"], 3)), "has a dtype that is not a string: 3"),
     ("dtype other size", _with_header(_set(["w", "dtype"], "F64")), "takes 16 bytes, but its data_offsets give 8"),
     ("shape negative", _with_header(_set(["w", "shape"], [-1, 2])), "bad shape"),
     ("shape float", _with_header(_set(["w", "shape"], [1.0, 2])), "bad shape"),

@@ -69,9 +69,12 @@ def as_host_scalar(array):
 
 
 def encode(arrays: dict, metadata: dict) -> bytes:
-    """The bytes of a safetensors file holding ``arrays`` (name -> host array) and ``metadata``."""
-    contiguous = {name: np.asarray(a, dtype=_NUMPY[host_dtype_name(a)], order="C")
-                  for name, a in arrays.items()}
+    """The bytes of a safetensors file holding ``arrays`` (name -> host array) and ``metadata``.
+
+    (Not ``safetensors.numpy.save_file``: it renames a temporary file of its own into place,
+    so a killed save would leave files that lucid does not name; lucid writes the bytes.)
+    """
+    contiguous = {name: np.asarray(a, dtype=_NUMPY[host_dtype_name(a)], order="C") for name, a in arrays.items()}
     return safetensors.numpy.save(contiguous, metadata=metadata)
 
 
@@ -166,6 +169,8 @@ def _entry(name, info, source: str, body_size: int):
         raise ValueError(f"{where}: a header entry must be an object with exactly 'dtype', 'shape' and "
                          "'data_offsets'")
     code, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
+    if type(code) is not str:
+        raise ValueError(f"{where} has a dtype that is not a string: {code!r}")
     if code in _FOREIGN:
         raise ValueError(f"{where} has dtype {code}, which lucid has no dtype for (lucid has "
                          f"{', '.join(_NAMES)}); convert it before saving")
