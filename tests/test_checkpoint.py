@@ -19,7 +19,9 @@ from lucid import nn, optim
 from lucid.optim import lr_scheduler, schedules, swa_utils
 from snapshots import snapshot
 
-from conftest import DEVICES
+from conftest import DEVICES, GPU, NO_MLX
+
+AVAILABLE = [d for d in DEVICES if d == "cpu" or GPU]
 
 DTYPES = [lucid.bool, lucid.int32, lucid.int64, lucid.float16, lucid.float32, lucid.float64]
 
@@ -146,12 +148,13 @@ def test_a_safetensors_file_lucid_did_not_write_loads_as_a_flat_dict(tmp_path):
 
 @pytest.mark.parametrize("target", DEVICES)
 def test_map_location_places_every_tensor(target):
-    obj = {"a": lucid.ones(2, device="cpu"), "b": [lucid.zeros(1, device=DEVICES[-1])]}
+    obj = {"a": lucid.ones(2, device="cpu"), "b": [lucid.zeros(1, device=AVAILABLE[-1])]}
     out = roundtrip(obj, map_location=target)
     assert out["a"].device == target and out["b"][0].device == target
     assert out["a"].tolist() == [1.0, 1.0]
 
 
+@pytest.mark.skipif(not GPU, reason=NO_MLX)
 def test_without_map_location_tensors_go_back_to_their_devices():
     out = roundtrip([lucid.ones(1, device=d) for d in DEVICES])
     assert [t.device for t in out] == DEVICES

@@ -22,7 +22,7 @@ from snapshots import snapshot
 
 import resume_runs
 from resume_runs import CONFIGS, M, N, build, train
-from conftest import DEVICES
+from conftest import GPU, NO_MLX
 
 HERE = Path(__file__).resolve().parent
 
@@ -79,7 +79,7 @@ def test_a_fresh_build_really_differs_before_loading():
     assert a.optimizer.param_groups[0]["lr"] != b.optimizer.param_groups[0]["lr"]
 
 
-@pytest.mark.skipif(len(DEVICES) < 2, reason="needs MLX for the gpu device")
+@pytest.mark.skipif(not GPU, reason=NO_MLX)
 def test_a_gpu_checkpoint_resumes_on_cpu_and_back(tmp_path):
     """gpu for N steps, saved; loaded on cpu in a child for M steps, saved; loaded on gpu again.
 
