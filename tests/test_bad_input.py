@@ -167,6 +167,35 @@ add("Muon-1d-param", ValueError, "Muon only supports 2D parameters",
     lambda: (lambda ps: (ps, lambda: optim.Muon(ps)))(params()))
 add("Rprop-etas", ValueError, "Invalid eta values",
     lambda: (lambda ps: (ps, lambda: optim.Rprop(ps, etas=(1.5, 1.2))))(params()))
+for name, cls, shapes, kwargs, exc, message in [
+    ("LBFGS-max-iter-0", optim.LBFGS, None, {"max_iter": 0}, ValueError, "max_iter must be at least 1, got 0"),
+    ("LBFGS-max-iter-float", optim.LBFGS, None, {"max_iter": 2.5}, TypeError, "max_iter must be an int, got 2.5"),
+    ("LBFGS-history-size-0", optim.LBFGS, None, {"history_size": 0}, ValueError, "history_size must be at least 1"),
+    ("LBFGS-max-eval-negative", optim.LBFGS, None, {"max_eval": -1}, ValueError, "max_eval must be at least 1"),
+    ("LBFGS-tolerance-nan", optim.LBFGS, None, {"tolerance_grad": NAN}, ValueError, "tolerance_grad value: nan"),
+    ("Muon-ns-steps-negative", optim.Muon, MATRICES, {"ns_steps": -1}, ValueError, "ns_steps must be at least 0"),
+    ("Muon-ns-coefficients-two", optim.Muon, MATRICES, {"ns_coefficients": (1.0, 2.0)}, ValueError,
+     "ns_coefficients must be a tuple of 3 values"),
+    ("Muon-adjust-lr-fn", optim.Muon, MATRICES, {"adjust_lr_fn": "fast"}, ValueError,
+     "Adjust learning rate function fast is not supported"),
+    ("Adafactor-eps-one", optim.Adafactor, None, {"eps": (1e-3,)}, ValueError, "eps must be a tuple of 2 values"),
+    ("Adafactor-d-half", optim.Adafactor, None, {"d": 0.5}, ValueError, "Clipping threshold d should be >= 1"),
+    ("Adafactor-beta2-decay-positive", optim.Adafactor, None, {"beta2_decay": 0.5}, ValueError, "beta2_decay"),
+    ("Rprop-step-sizes-reversed", optim.Rprop, None, {"step_sizes": (50, 1e-6)}, ValueError, "Invalid step_sizes"),
+    ("Rprop-step-sizes-negative", optim.Rprop, None, {"step_sizes": (-1, 1)}, ValueError, "Invalid step_sizes"),
+    ("Rprop-etas-three", optim.Rprop, None, {"etas": (0.5, 1.2, 2.0)}, ValueError, "etas must be a tuple of 2"),
+    ("ASGD-alpha-nan", optim.ASGD, None, {"alpha": NAN}, ValueError, "alpha value: nan"),
+    ("ASGD-lambd-inf", optim.ASGD, None, {"lambd": INF}, ValueError, "lambd value: inf"),
+    ("Adagrad-initial-accumulator-negative", optim.Adagrad, None, {"initial_accumulator_value": -1}, ValueError,
+     "Invalid initial_accumulator_value value: -1"),
+    ("Adagrad-lr-decay-nan", optim.Adagrad, None, {"lr_decay": NAN}, ValueError, "lr_decay value: nan"),
+    ("NAdam-momentum-decay-nan", optim.NAdam, None, {"momentum_decay": NAN}, ValueError, "momentum_decay value: nan"),
+    ("RMSprop-alpha-negative", optim.RMSprop, None, {"alpha": -0.5}, ValueError, "Invalid alpha value: -0.5"),
+    ("Adadelta-rho-2", optim.Adadelta, None, {"rho": 2}, ValueError, "Invalid rho value: 2"),
+]:
+    add(name, exc, message, lambda cls=cls, shapes=shapes, kwargs=kwargs: (
+        lambda ps: (ps, lambda: cls(ps, **kwargs)))(params(shapes or ((3, 2), (4,)))))
+
 add("params-a-tensor", TypeError, "should be an iterable of Tensors or dicts",
     lambda: (lambda ps: (ps, lambda: optim.Adam(ps[0])))(params()))
 add("params-a-set", TypeError, "organized in ordered collections",
@@ -394,6 +423,21 @@ add("scheduler-MultiplicativeLR-None-optimizer", TypeError, "NoneType is not an 
 add("scheduler-StepLR-not-an-optimizer", TypeError, "str is not an Optimizer", lambda: ([], lambda: S.StepLR("sgd", 2)))
 
 
+@case("scheduler-step-epoch-string", TypeError, "epoch must be None or a number, got str")
+def _():
+    ps, opt = _sgd()
+    scheduler = S.StepLR(opt, 2)
+    return [ps, opt, scheduler], lambda: scheduler.step("3")
+
+
+@case("ReduceLROnPlateau-step-None", TypeError, "metrics must be a number or a one-element Tensor, got None")
+def _():
+    ps, opt = _sgd()
+    scheduler = S.ReduceLROnPlateau(opt)
+    scheduler.step(1.0)
+    return [ps, opt, scheduler], lambda: scheduler.step(None)
+
+
 @case("OneCycleLR-stepped-past-total-steps", ValueError, "Tried to step 3 times. The specified number of total steps is 2")
 def _():
     ps, opt = _sgd()
@@ -489,6 +533,8 @@ def _():
 
 add("ema-decay-nan", ValueError, "Invalid decay value nan", lambda: ([], lambda: swa_utils.get_ema_multi_avg_fn(NAN)))
 add("ema-decay-2", ValueError, "Invalid decay value 2", lambda: ([], lambda: swa_utils.get_ema_multi_avg_fn(2.0)))
+add("AveragedModel-avg-fn-not-callable", TypeError, "avg_fn must be callable or None, got int",
+    lambda: (lambda m: ([m], lambda: swa_utils.AveragedModel(m, avg_fn=3)))(nn.Linear(2, 2)))
 add("AveragedModel-not-a-module", TypeError, "averages a lucid.nn.Module", lambda: ([], lambda: swa_utils.AveragedModel(3)))
 
 

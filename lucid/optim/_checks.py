@@ -96,3 +96,36 @@ def finite_hyperparameters(group: dict) -> None:
     for key, value, number in _hyperparameter_numbers(group):
         if isinstance(number, numbers.Real) and (math.isnan(number) or (key in FINITE and math.isinf(number))):
             raise ValueError(f"Invalid {_LABELS.get(key, key + ' value')}: {value!r} (it must be finite)")
+
+
+# Integer hyperparameters and their least values (torch accepts 0 or -1 for these and then
+# loops forever, keeps an unbounded history, or silently runs no iteration).
+COUNTS = {"max_iter": 1, "max_eval": 1, "history_size": 1, "ns_steps": 0}
+# Tuple hyperparameters and their lengths (torch fails with an IndexError deep inside, if at all).
+LENGTHS = {"etas": 2, "step_sizes": 2, "ns_coefficients": 3}  # betas: _checks.betas, torch's words
+
+
+def structure(group: dict) -> None:
+    """Counts that are ints of their least value, and tuples of the right length.
+
+    Runs before an optimizer's own checks, which unpack the tuples. ``eps`` is a pair only
+    where it is a tuple (Adafactor's ``(eps1, eps2)``); ``max_eval`` may be None (the default).
+    """
+    for key, least in COUNTS.items():
+        value = group.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{key} must be an int, got {value!r}")
+        if value < least:
+            raise ValueError(f"{key} must be at least {least}, got {value}")
+    lengths = dict(LENGTHS, eps=2) if isinstance(group.get("eps"), (tuple, list)) else LENGTHS
+    for key, length in lengths.items():
+        value = group.get(key)
+        if value is None or isinstance(value, Tensor):
+            continue
+        if not isinstance(value, (tuple, list)) or len(value) != length:
+            raise ValueError(f"{key} must be a tuple of {length} values, got {value!r}")
+    sizes = group.get("step_sizes")
+    if sizes is not None and all(isinstance(s, numbers.Real) for s in sizes) and not 0 <= sizes[0] <= sizes[1]:
+        raise ValueError(f"Invalid step_sizes {sizes!r}: expected 0 <= minimal step size <= maximal step size")

@@ -233,6 +233,7 @@ class Optimizer:
     def _validate_hyperparameters(self, group: dict) -> None:
         """The optimizer's own checks (torch's messages), then NaN and infinities torch lets through."""
         _checks.number_types(group, placeholder=required)
+        _checks.structure(group)
         self._check_hyperparameters(group)
         _checks.finite_hyperparameters(group)
 

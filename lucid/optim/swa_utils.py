@@ -244,6 +244,9 @@ class AveragedModel(Module):
             raise AssertionError("Only one of avg_fn and multi_avg_fn should be provided")
         if not isinstance(model, Module):
             raise TypeError(f"AveragedModel averages a lucid.nn.Module, got {type(model).__name__}")
+        for name, fn in (("avg_fn", avg_fn), ("multi_avg_fn", multi_avg_fn)):
+            if fn is not None and not callable(fn):
+                raise TypeError(f"{name} must be callable or None, got {type(fn).__name__}")
         self.module = copy.deepcopy(model)
         if device is not None:
             self.module = self.module.to(device)

@@ -313,6 +313,8 @@ class LRScheduler:
         >>> optimizer.param_groups[0]["lr"]
         0.25
         """
+        if epoch is not None and (isinstance(epoch, bool) or not isinstance(epoch, numbers.Real)):
+            raise TypeError(f"epoch must be None or a number, got {type(epoch).__name__}")
         if self._step_count == 1:
             self._warn_on_step_order()
         counters = self._step_count, self.last_epoch

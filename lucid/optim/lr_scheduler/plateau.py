@@ -130,7 +130,10 @@ class ReduceLROnPlateau(LRScheduler):
         >>> scheduler.get_last_lr(), scheduler.best
         ([0.1], 2.0)
         """
-        current = float(metrics)
+        try:
+            current = float(metrics)
+        except (TypeError, ValueError):
+            raise TypeError(f"metrics must be a number or a one-element Tensor, got {metrics!r}") from None
         if epoch is None:
             epoch = self.last_epoch + 1
         else:
