@@ -146,7 +146,8 @@ def _what(value) -> str:
         return "a lambda"
     if isinstance(value, (set, frozenset)):
         return f"a {type(value).__name__} (its order is not kept: use a list)"
-    return f"a {type(value).__module__}.{type(value).__qualname__}"
+    hint = " (save its state_dict() instead)" if callable(getattr(value, "state_dict", None)) else ""
+    return f"a {type(value).__module__}.{type(value).__qualname__}{hint}"
 
 
 def _encode(obj):

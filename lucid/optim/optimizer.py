@@ -156,9 +156,11 @@ class Optimizer:
     - ``step`` counts are Python ints, on every optimizer; ``load_state_dict`` also takes
       the 0-d tensors torch writes.
     - A NaN in any hyperparameter, an infinite ``lr``, ``weight_decay``, ``momentum``,
-      ``eps``, beta (and the like), or a non-number where a number belongs raise at
-      construction, in ``add_param_group`` and in ``load_state_dict`` (torch accepts
-      ``lr=inf``, ``weight_decay=inf``, SGD's ``dampening=nan``, Muon's ``eps=nan``).
+      ``eps``, beta (and the like), a non-number where a number belongs, a count below
+      its least value (LBFGS's ``max_iter=0``, ``history_size=0``) and a tuple of the
+      wrong length raise at construction, in ``add_param_group`` and in
+      ``load_state_dict`` (torch accepts ``lr=inf``, ``weight_decay=inf``, SGD's
+      ``dampening=nan``, Muon's ``eps=nan``).
     - A parameter listed twice, in one group or in two, raises ValueError (torch warns
       for the first and then updates the parameter twice per step); so does a set.
     - ``foreach``, ``fused`` and ``capturable`` are accepted where torch accepts them and
