@@ -593,6 +593,36 @@ _clip_case("clip-value-nan", ValueError, "clip_value must be positive, got nan",
 _clip_case("clip-value-string", TypeError, "clip_value must be a real number", lambda ps: nn_utils.clip_grad_value_(ps, "a"))
 
 
+# --- 8. devices (the "gpu" runs are skipped by name where MLX is missing) ------------------------
+def _two_devices(other):
+    here, there = nn.Parameter(lucid.ones(2)), nn.Parameter(lucid.ones(2, device=other))
+    here.grad, there.grad = lucid.ones(2) * 3, lucid.ones(2, device=other) * 3
+    return [here, there]
+
+
+DEVICE_CASES = [
+    ("grad-on-another-device", RuntimeError, "assigned grad has data located on a different device",
+     lambda ps, other: setattr(ps[0], "grad", lucid.ones(2, device=other))),
+    ("LBFGS-on-two-devices", ValueError, "LBFGS needs every parameter on one device", lambda ps, other: optim.LBFGS(ps)),
+    ("clip-on-two-devices", RuntimeError, "the gradients are on different devices",
+     lambda ps, other: nn_utils.clip_grad_norm_(ps, 1.0)),
+    ("embedding-indices-on-another-device", RuntimeError, "Expected all tensors to be on the same device",
+     lambda ps, other: nn.Embedding(4, 2)(lucid.tensor([1], device=other))),
+    ("map-location-unknown", ValueError, "map_location must be None, 'cpu' or 'gpu', got 'tpu'",
+     lambda ps, other: lucid.load(__file__, map_location="tpu")),
+]
+
+
+@pytest.mark.parametrize("other", ["gpu"])
+@pytest.mark.parametrize("name, exc, message, call", DEVICE_CASES, ids=[c[0] for c in DEVICE_CASES])
+def test_device_mismatches_raise_clearly_and_change_nothing(other, name, exc, message, call):
+    objects = _two_devices(other)
+    before = snapshot(objects)
+    with pytest.raises(exc, match=message):
+        call(objects, other)
+    assert snapshot(objects) == before
+
+
 # --- the test --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("make, exc, message", CASES)
 def test_bad_input_raises_clearly_and_changes_nothing(make, exc, message):
@@ -604,7 +634,7 @@ def test_bad_input_raises_clearly_and_changes_nothing(make, exc, message):
 
 
 def test_there_are_at_least_150_distinct_cases():
-    ids = [c.id for c in CASES]
+    ids = [c.id for c in CASES] + [c[0] for c in DEVICE_CASES]
     assert len(ids) == len(set(ids)) and len(ids) >= 150, len(ids)
 
 

@@ -200,7 +200,7 @@ class LBFGS(Optimizer):
     ------
     ValueError
         For a second parameter group, at construction or from :meth:`add_param_group`,
-        and for an unknown ``line_search_fn``.
+        for parameters on more than one device, and for an unknown ``line_search_fn``.
     TypeError
         From ``step()`` without a closure.
 
@@ -258,6 +258,12 @@ class LBFGS(Optimizer):
         if self.param_groups:
             raise ValueError(_ONE_GROUP)
         super().add_param_group(param_group)
+
+    def _on_new_group(self, group):
+        # one flat vector of every parameter: torch has no multi-device LBFGS either, and fails late
+        devices = sorted({p.device for p in group["params"]})
+        if len(devices) > 1:
+            raise ValueError(f"LBFGS needs every parameter on one device, got parameters on {devices}")
 
     def init_state(self, param, group):
         return {"func_evals": 0, "n_iter": 0}
