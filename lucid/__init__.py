@@ -13,21 +13,33 @@ tensor([ 18., -36.])
 """
 
 from . import _backend
-from ._autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from ._autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from ._backend.random import Generator
+from ._device import device
 from ._dtype import bool_ as bool  # noqa: A001 - torch's name
 from ._dtype import dtype, finfo, float16, float32, float64, int32, int64
-from ._factory import arange, full, manual_seed, ones, ones_like, rand, randn, tensor, zeros, zeros_like
+from ._factory import (arange, empty, empty_like, eye, from_numpy, full, full_like, initial_seed, linspace,
+                       manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm, seed,
+                       tensor, zeros, zeros_like)
 from ._ops import methods as _methods  # noqa: F401 - attaches the ops to Tensor
-from ._ops.elementwise import abs, clamp, exp, isfinite, log, matmul, relu, sigmoid, sqrt, tanh, where
-from ._ops.reduction import all, any, log_softmax, max, mean, min, sum
-from ._ops.shape import cat, flatten, permute, reshape, squeeze, stack, transpose, unsqueeze
+from ._ops.elementwise import (abs, clamp, cos, exp, isfinite, log, matmul, relu, sigmoid, sin, sqrt, tanh, tril,
+                               triu, where)
+from ._ops.linalg import bmm, einsum, mm, norm
+from ._ops.reduction import (all, any, argmax, argmin, cumsum, log_softmax, logsumexp, max, mean, min, softmax, std,
+                             sum, var)
+from ._ops.scatter import gather, index_add, index_select, masked_fill, scatter, scatter_add
+from ._ops.shape import (cat, chunk, flatten, narrow, permute, reshape, split, squeeze, stack, t, transpose,
+                         unsqueeze)
+from ._ops.sorting import argsort, sort, topk
 from ._tensor import Tensor
+from ._tensor_types import BoolTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor
 from ._sparse import SparseTensor, sparse_coo_tensor
 
-from . import nn, optim  # noqa: E402 - after the core they build on, as torch.nn and torch.optim
+from . import nn, optim, utils  # noqa: E402 - after the core they build on, as torch.nn and torch.optim
 from .serialization import load, save  # noqa: E402 - checkpoints hold nn.Parameters
 
-half, double, long = float16, float64, int64
+# torch's other names for the dtypes
+half, float, double, long, int = float16, float32, float64, int64, int32  # noqa: A001
 clip = clamp
 
 __version__ = "0.1.0"
@@ -47,11 +59,19 @@ def is_available(device) -> bool:
 
 __all__ = [
     "Tensor", "dtype", "finfo", "bool", "float16", "float32", "float64", "int32", "int64", "half", "double", "long",
-    "tensor", "zeros", "ones", "full", "zeros_like", "ones_like", "randn", "rand", "arange", "manual_seed",
-    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "is_available",
-    "abs", "clamp", "clip", "exp", "isfinite", "log", "matmul", "relu", "sigmoid", "sqrt", "tanh", "where",
-    "all", "any", "log_softmax", "max", "mean", "min", "sum",
-    "cat", "flatten", "permute", "reshape", "squeeze", "stack", "transpose", "unsqueeze",
+    "float", "int", "device", "Generator",
+    "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "BoolTensor",
+    "tensor", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "empty", "empty_like", "eye",
+    "randn", "rand", "randn_like", "rand_like", "randint", "randperm", "arange", "linspace", "from_numpy",
+    "manual_seed", "initial_seed", "seed",
+    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_available",
+    "abs", "clamp", "clip", "cos", "exp", "isfinite", "log", "matmul", "relu", "sigmoid", "sin", "sqrt", "tanh",
+    "tril", "triu", "where", "mm", "bmm", "einsum", "norm",
+    "all", "any", "argmax", "argmin", "cumsum", "log_softmax", "logsumexp", "max", "mean", "min", "softmax",
+    "std", "sum", "var",
+    "gather", "scatter", "scatter_add", "index_select", "index_add", "masked_fill", "sort", "argsort", "topk",
+    "cat", "chunk", "flatten", "narrow", "permute", "reshape", "split", "squeeze", "stack", "t", "transpose",
+    "unsqueeze",
     "SparseTensor", "sparse_coo_tensor",
     "save", "load",
 ]

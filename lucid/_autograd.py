@@ -133,6 +133,61 @@ class enable_grad(set_grad_enabled):
         return self
 
 
+class inference_mode(no_grad):
+    """Run ops without recording a graph, as ``torch.inference_mode`` (also a decorator).
+
+    Parameters
+    ----------
+    mode : bool, default True
+        False makes it do nothing (grad mode stays as it is).
+
+    Notes
+    -----
+    lucid has no separate inference tensors: this is :class:`no_grad` under torch's name,
+    so tensors made inside may later be used in recorded ops.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.tensor([1.0], requires_grad=True)
+    >>> with lucid.inference_mode():
+    ...     (x * 2).requires_grad
+    False
+    >>> @lucid.inference_mode()
+    ... def predict(t):
+    ...     return t * 2
+    >>> predict(x).requires_grad
+    False
+    """
+
+    def __new__(cls, mode=True):
+        self = object.__new__(cls)
+        if callable(mode):  # @inference_mode without parentheses
+            self.__init__()
+            return self(mode)
+        return self
+
+    def __init__(self, mode=True):
+        self._previous = None
+        self.inference = bool(mode)
+
+    def __enter__(self):
+        self._previous = is_grad_enabled()
+        if self.inference:
+            _mode.enabled = False
+        return self
+
+    def __call__(self, fn):
+        inference = self.inference
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(inference):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
 class Node:
     """One recorded op: how to turn its output's gradient into its inputs' gradients."""
 

@@ -6,6 +6,7 @@ import numbers
 
 from . import _backend, _dtype
 from ._backend import random as _random
+from ._backend.host import is_array as host_is_array
 from ._tensor import Tensor, _check_dtype
 
 
@@ -113,8 +114,11 @@ def ones_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor
     return ones(t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
 
 
-def randn(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def randn(*size, generator=None, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     """Samples of N(0, 1) of shape ``size``; the same numbers on every device for one seed.
+
+    ``generator`` (a :class:`lucid.Generator`) draws from its own stream instead of the
+    default one.
 
     Examples
     --------
@@ -126,11 +130,11 @@ def randn(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     True
     """
     backend = _backend.get(device)
-    array = _random.normal(_shape(size), _floating(dtype, "randn"), backend)
+    array = _random.normal(_shape(size), _floating(dtype, "randn"), backend, generator=generator)
     return _finish(array, backend, requires_grad)
 
 
-def rand(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def rand(*size, generator=None, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     """Samples of U[0, 1) of shape ``size``.
 
     Examples
@@ -141,7 +145,7 @@ def rand(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     True
     """
     backend = _backend.get(device)
-    array = _random.uniform(_shape(size), _floating(dtype, "rand"), backend)
+    array = _random.uniform(_shape(size), _floating(dtype, "rand"), backend, generator=generator)
     return _finish(array, backend, requires_grad)
 
 
@@ -168,13 +172,218 @@ def arange(start, end=None, step=1, dtype=None, device="cpu", requires_grad=Fals
     return _finish(backend.arange(start, end, step, dtype), backend, requires_grad)
 
 
-def manual_seed(seed: int):
-    """Seed lucid's random numbers (shared by every device).
+def manual_seed(seed) -> _random.Generator:
+    """Seed lucid's default random numbers (shared by every device); returns the default
+    :class:`lucid.Generator`, as torch does.
 
     Examples
     --------
     >>> import lucid
-    >>> _ = lucid.manual_seed(42)
+    >>> lucid.manual_seed(42).initial_seed()
+    42
     """
-    _random.manual_seed(seed)
-    return seed
+    return _random.manual_seed(seed)
+
+
+def initial_seed() -> int:
+    """The seed of the default generator (see :func:`manual_seed`).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> _ = lucid.manual_seed(7)
+    >>> lucid.initial_seed()
+    7
+    """
+    return _random.default_generator.initial_seed()
+
+
+def seed() -> int:
+    """Seed the default generator from fresh entropy and return the seed.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.seed() == lucid.initial_seed()
+    True
+    """
+    return _random.default_generator.seed()
+
+
+def empty(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    """A tensor of shape ``size`` whose values are to be overwritten.
+
+    torch leaves them uninitialised; lucid gives zeros, so nothing depends on memory left
+    over from before.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.empty(2, 3).shape, lucid.empty((2,), dtype=lucid.int64).dtype
+    ((2, 3), lucid.int64)
+    """
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor shaped like ``t`` to be overwritten (zeros here; see :func:`empty`).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.empty_like(lucid.ones(2, dtype=lucid.float64)).dtype
+    lucid.float64
+    """
+    return zeros_like(t, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(t: Tensor, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor shaped like ``t``, with its dtype and device unless told otherwise, filled with ``fill_value``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.full_like(lucid.zeros(2, dtype=lucid.int64), 7)
+    tensor([7, 7])
+    """
+    return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
+
+
+def rand_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Samples of U[0, 1) shaped like ``t`` (see :func:`rand`).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.rand_like(lucid.zeros(2, 3)).shape
+    (2, 3)
+    """
+    return rand(t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
+
+
+def randn_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Samples of N(0, 1) shaped like ``t`` (see :func:`randn`).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.randn_like(lucid.zeros(4, dtype=lucid.float64)).dtype
+    lucid.float64
+    """
+    return randn(t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
+
+
+def _size_tuple(size, fn: str, position: int) -> tuple:
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{fn}(): argument 'size' (position {position}) must be tuple of ints, not {type(size).__name__}")
+    return _shape(tuple(size))
+
+
+def randint(*args, size=None, generator=None, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    """Integers drawn uniformly from ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``.
+
+    Parameters
+    ----------
+    low : int, default 0
+    high : int
+        One above the largest value.
+    size : tuple of int
+    generator : lucid.Generator, optional
+    dtype : lucid.dtype, default lucid.int64
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.randint(3, 10, (2, 4))
+    >>> x.shape, x.dtype, bool(((x >= 3) & (x < 10)).all())
+    ((2, 4), lucid.int64, True)
+    """
+    if size is not None:
+        args = args + (size,)
+    if len(args) == 2:
+        low, (high, size) = 0, args
+    elif len(args) == 3:
+        low, high, size = args
+    else:
+        raise TypeError("randint() expects (high, size) or (low, high, size)")
+    shape = _size_tuple(size, "randint", len(args))
+    low, high = int(low), int(high)
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    backend = _backend.get(device)
+    array = _random.integers(low, high, shape, _dtype_or(dtype, _dtype.default_int), backend, generator)
+    return _finish(array, backend, requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (int64 by default).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> sorted(lucid.randperm(5).tolist())
+    [0, 1, 2, 3, 4]
+    """
+    if not isinstance(n, numbers.Integral) or isinstance(n, bool):
+        raise TypeError(f"randperm(): argument 'n' must be int, not {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    backend = _backend.get(device)
+    array = _random.permutation(int(n), _dtype_or(dtype, _dtype.default_int), backend, generator)
+    return _finish(array, backend, requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    """``steps`` values evenly spaced from ``start`` to ``end`` (both included), as torch computes them.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.linspace(0, 1, 5)
+    tensor([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    """
+    if not isinstance(steps, numbers.Integral):
+        raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    backend = _backend.get(device)
+    array = backend.linspace(float(start), float(end), int(steps), _dtype_or(dtype, _dtype.default_float))
+    return _finish(array, backend, requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    """The ``n`` x ``m`` identity matrix (``m = n`` by default).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.eye(2, 3)
+    tensor([[1., 0., 0.],
+            [0., 1., 0.]])
+    """
+    m = n if m is None else m
+    for name, value in (("n", n), ("m", m)):
+        if not isinstance(value, numbers.Integral) or value < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")
+    backend = _backend.get(device)
+    return _finish(backend.eye(int(n), int(m), _dtype_or(dtype, _dtype.default_float)), backend, requires_grad)
+
+
+def from_numpy(array) -> Tensor:
+    """A cpu tensor that shares memory with the NumPy ``array`` (writes to either show in both).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import numpy as np
+    >>> a = np.array([1.0, 2.0])
+    >>> t = lucid.from_numpy(a)
+    >>> a[0] = 5.0
+    >>> t
+    tensor([5., 2.], dtype=lucid.float64)
+    """
+    backend = _backend.get("cpu")
+    if not host_is_array(array):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    backend.dtype_of(array)  # TypeError for a dtype lucid has no name for
+    return Tensor._make(array, backend)

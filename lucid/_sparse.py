@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from . import _backend, _dtype
+from . import _backend, _device, _dtype
 from ._tensor import Tensor, _check_dtype
 
 __all__ = ["SparseTensor", "sparse_coo_tensor"]
@@ -132,17 +132,17 @@ class SparseTensor:
         return self._backend.dtype_of(self._vals)
 
     @property
-    def device(self) -> str:
-        """The device of the indices and values.
+    def device(self):
+        """The :class:`lucid.device` of the indices and values.
 
         Examples
         --------
         >>> import lucid
         >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
         >>> g.device
-        'cpu'
+        device(type='cpu')
         """
-        return self._backend.device
+        return _device.of(self._backend.device)
 
     def is_floating_point(self) -> bool:
         """Whether the values have a floating-point dtype.
@@ -304,7 +304,7 @@ class SparseTensor:
         --------
         >>> import lucid
         >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
-        >>> g.gpu().device if lucid.is_available("gpu") else "gpu"
+        >>> str(g.gpu().device) if lucid.is_available("gpu") else "gpu"
         'gpu'
         """
         return self.to("gpu")

@@ -5,9 +5,10 @@ from __future__ import annotations
 import copy
 import numbers
 
-from . import _autograd, _backend, _dtype
+from . import _autograd, _backend, _device, _dtype
 from ._autograd import record
 from ._backend import host
+from ._backend import random as _random
 from ._ops.broadcast import broadcast_shapes, check_fits
 
 
@@ -57,7 +58,7 @@ class Tensor:
     tensor([[2., 4.],
             [6., 8.]])
     >>> x.shape, x.dtype, x.device
-    ((2, 2), lucid.float32, 'cpu')
+    ((2, 2), lucid.float32, device(type='cpu'))
     """
 
     is_sparse = False  # dense; lucid.SparseTensor is the row-sparse kind (gradients of Embedding(sparse=True))
@@ -221,16 +222,18 @@ class Tensor:
         return self._backend.dtype_of(self._data)
 
     @property
-    def device(self) -> str:
-        """``"cpu"`` (NumPy) or ``"gpu"`` (MLX).
+    def device(self) -> _device.device:
+        """The :class:`lucid.device`: ``cpu`` (NumPy) or ``gpu`` (MLX); it equals its name.
 
         Examples
         --------
         >>> import lucid
         >>> lucid.tensor([1.0]).device
-        'cpu'
+        device(type='cpu')
+        >>> lucid.tensor([1.0]).device == "cpu"
+        True
         """
-        return self._backend.device
+        return _device.of(self._backend.device)
 
     @property
     def is_floating_point_(self) -> bool:
@@ -704,7 +707,7 @@ class Tensor:
         Examples
         --------
         >>> import lucid
-        >>> lucid.tensor([1.0]).gpu().device if lucid.is_available("gpu") else "gpu"
+        >>> str(lucid.tensor([1.0]).gpu().device) if lucid.is_available("gpu") else "gpu"
         'gpu'
         """
         return self.to("gpu")
@@ -1047,6 +1050,59 @@ class Tensor:
         tensor([0., 0.])
         """
         return self.fill_(0)
+
+    def uniform_(self, from_=0.0, to=1.0, *, generator=None) -> "Tensor":
+        """Fill with samples of U[``from_``, ``to``) (torch calls the first argument ``from``,
+        a Python keyword: pass it by position).
+
+        Parameters
+        ----------
+        from\\_ : float, default 0
+            The lower bound, at most ``to``.
+        to : float, default 1
+            The upper bound (excluded).
+        generator : lucid.Generator, optional
+            Draw from it instead of the default generator.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> w = lucid.zeros(1000).uniform_(-2, 3)
+        >>> bool((w >= -2).all() and (w < 3).all())
+        True
+        """
+        if from_ > to:
+            raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
+        self._check_inplace()
+        self._check_floating("uniform_")
+        return self._assign(_random.uniform(self.shape, self.dtype, self._backend, from_, to, generator))
+
+    def normal_(self, mean=0.0, std=1.0, *, generator=None) -> "Tensor":
+        """Fill with samples of N(mean, std**2).
+
+        Parameters
+        ----------
+        mean : float, default 0
+        std : float, default 1
+            Non-negative.
+        generator : lucid.Generator, optional
+
+        Examples
+        --------
+        >>> import lucid
+        >>> w = lucid.zeros(10_000, dtype=lucid.float64).normal_(3.0, 0.5)
+        >>> round(w.mean().item(), 1), round(w.std().item(), 1)
+        (3.0, 0.5)
+        """
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        self._check_inplace()
+        self._check_floating("normal_")
+        return self._assign(_random.normal(self.shape, self.dtype, self._backend, mean, std, generator))
+
+    def _check_floating(self, name: str) -> None:
+        if not self.dtype.is_floating_point:
+            raise RuntimeError(f"{name} is implemented for floating point tensors only, got {self.dtype}")
 
     def fill_(self, value) -> "Tensor":
         """Fill with ``value`` (a number or a 0-d tensor).

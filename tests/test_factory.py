@@ -141,7 +141,8 @@ def test_manual_seed_repeats_and_devices_agree():
         lucid.manual_seed(123)
         assert lucid.randn(5, device="gpu").tolist() == a.tolist()
         assert lucid.rand(5, device="gpu").tolist() == b.tolist()
-    assert lucid.manual_seed(7) == 7
+    # as torch, manual_seed returns the default generator, seeded
+    assert isinstance(lucid.manual_seed(7), lucid.Generator) and lucid.manual_seed(7).initial_seed() == 7
 
 
 def test_random_factories_refuse_integer_dtypes(device):

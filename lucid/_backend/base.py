@@ -118,6 +118,18 @@ class Backend:
         host = start + step * np.arange(count, dtype=np.int64 if exact else np.float64)
         return self.asarray(host, dtype)
 
+    def linspace(self, start, end, steps, dtype):
+        # torch's kernel: from both ends towards the middle, so the last value is exactly end
+        if steps == 1:
+            return self.asarray(np.array([start]), dtype)
+        step = (end - start) / (steps - 1) if steps > 1 else 0.0
+        i = np.arange(steps, dtype=np.float64)
+        host = np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
+        return self.asarray(host, dtype)
+
+    def eye(self, n, m, dtype):
+        return self.asarray(np.eye(n, m), dtype)
+
     # --- elementwise ---------------------------------------------------------------------
     def add(self, a, b):
         return self._xp.add(a, b)
@@ -154,6 +166,12 @@ class Backend:
 
     def tanh(self, a):
         return self._xp.tanh(a)
+
+    def sin(self, a):
+        return self._xp.sin(a)
+
+    def cos(self, a):
+        return self._xp.cos(a)
 
     def sigmoid(self, a):
         raise NotImplementedError
@@ -205,6 +223,39 @@ class Backend:
     def all(self, a, axis=None, keepdims=False):
         return self._xp.all(a, axis=axis, keepdims=keepdims)
 
+    def argmax(self, a, axis, keepdims=False):
+        return self._xp.argmax(a, axis=axis, keepdims=keepdims)
+
+    def argmin(self, a, axis, keepdims=False):
+        return self._xp.argmin(a, axis=axis, keepdims=keepdims)
+
+    def cumsum(self, a, axis, reverse=False):
+        """Running sums along ``axis``; from the end when ``reverse``."""
+        if reverse:
+            return self.flip(self._xp.cumsum(self.flip(a, axis), axis=axis), axis)
+        return self._xp.cumsum(a, axis=axis)
+
+    def argsort(self, a, axis, descending=False):
+        """The indices that sort ``a`` along ``axis``, stably (ties keep their order), as int64.
+
+        Descending sorts the reversed array ascending and reverses back, which keeps ties
+        in order and puts nan first (torch's order: nan is the largest value) on any dtype.
+        """
+        if not descending:
+            return self.astype(self._argsort(a, axis), _dtype.int64)
+        n = self.shape(a)[axis]
+        order = self.flip(self._argsort(self.flip(a, axis), axis), axis)
+        return self.astype(self.subtract(n - 1, order), _dtype.int64)
+
+    def _argsort(self, a, axis):
+        """A stable ascending argsort: what a backend implements."""
+        raise NotImplementedError
+
+    def flip(self, a, axis):
+        index = [slice(None)] * len(self.shape(a))
+        index[axis] = slice(None, None, -1)
+        return a[tuple(index)]
+
     def logsumexp(self, a, axis, keepdims=False):
         peak = self._xp.max(a, axis=axis, keepdims=True)
         peak = self.where(self.isfinite(peak), peak, self._xp.zeros_like(peak))
@@ -239,6 +290,19 @@ class Backend:
     def matmul(self, a, b):
         return self._xp.matmul(a, b)
 
+    def einsum(self, subscripts, *operands):
+        """``subscripts`` in explicit form (``"ij,jk->ik"``), letters only, no ellipsis."""
+        return self._xp.einsum(subscripts, *operands)
+
+    def triangle(self, a, diagonal, lower):
+        """``a`` with the elements above (``lower``) or below the ``diagonal``-th diagonal of
+        its last two dimensions set to zero: ``tril``/``triu``, the same on every backend."""
+        rows, cols = self.shape(a)[-2:]
+        offset = self.subtract(self.reshape(self.arange(0, cols, 1, _dtype.int64), (1, cols)),
+                               self.reshape(self.arange(0, rows, 1, _dtype.int64), (rows, 1)))
+        keep = self.compare("less_equal" if lower else "greater_equal", offset, diagonal)
+        return self.where(keep, a, self.zeros_like(a))
+
     # --- indexing ------------------------------------------------------------------------
     def normalize_index(self, index):
         """``index`` (a tuple of ints, slices, None, Ellipsis and native arrays) as this backend indexes."""
@@ -254,6 +318,24 @@ class Backend:
     def setitem(self, a, index, values):
         """``a`` with ``a[index] = values``: written in place where the backend can, else a new array."""
         raise NotImplementedError
+
+    def along_axis(self, index, axis):
+        """The full index that names, for each element of ``index``, the element of an array
+        at that position with its coordinate along ``axis`` replaced by the element's value:
+        ``index`` there, an open grid elsewhere. :meth:`getitem` with it is torch's
+        ``gather``, :meth:`scatter_add` and :meth:`setitem` with it are ``scatter_add`` and
+        ``scatter`` (an index smaller than the array names its leading part, as in torch)."""
+        shape = self.shape(index)
+        parts = []
+        for d, n in enumerate(shape):
+            if d == axis:
+                parts.append(index)
+            else:
+                grid = [1] * len(shape)
+                grid[d] = n
+                parts.append(self.reshape(self.arange(0, n, 1, _dtype.int64), grid))
+        return tuple(parts)
+
 
     # --- row-sparse gradients -------------------------------------------------------------
     def coalesce_rows(self, indices, values):

@@ -137,11 +137,33 @@ class MlxBackend(Backend):
             return a
         return a.at[rows].add(values)
 
-    def argmax(self, a, axis, keepdims=False):
-        return mx.argmax(a, axis=axis, keepdims=keepdims)
+    def sin(self, a):
+        return _sin_cos64(a, cosine=False) if a.dtype == mx.float64 else mx.sin(a)
 
-    def argmin(self, a, axis, keepdims=False):
-        return mx.argmin(a, axis=axis, keepdims=keepdims)
+    def cos(self, a):
+        return _sin_cos64(a, cosine=True) if a.dtype == mx.float64 else mx.cos(a)
+
+    def _argsort(self, a, axis):
+        if a.dtype == mx.bool_:
+            a = a.astype(mx.int8)
+        # mx.argsort is not documented as stable: break ties by position explicitly
+        n = a.shape[axis]
+        if n < 2:
+            return mx.zeros(a.shape, dtype=mx.int64)
+        order = mx.argsort(a, axis=axis)
+        ordered = mx.take_along_axis(a, order, axis=axis)
+        ties = _slice(ordered, axis, 1, None) == _slice(ordered, axis, 0, -1)
+        if not mx.any(ties).item():
+            return order
+        # rank of each element's value, then a stable order of (rank, position)
+        rank = mx.cumsum(mx.concatenate([mx.zeros_like(_slice(ties, axis, 0, 1)), ~ties], axis=axis)
+                         .astype(mx.int64), axis=axis)
+        ranks = mx.zeros(a.shape, dtype=mx.int64)
+        ranks = mx.put_along_axis(ranks, order, rank, axis=axis)
+        shape = [1] * a.ndim
+        shape[axis] = n
+        key = ranks * n + mx.arange(n, dtype=mx.int64).reshape(shape)
+        return mx.argsort(key, axis=axis)
 
     def assign(self, a, value):
         value = value.astype(a.dtype) if isinstance(value, mx.array) else mx.array(value, dtype=a.dtype)
@@ -152,6 +174,12 @@ class MlxBackend(Backend):
         # an in-place op keeps its target's dtype, as NumPy's out= and torch do
         return out if out.dtype == a.dtype else out.astype(a.dtype)
 
+
+
+def _slice(a, axis, start, stop):
+    index = [slice(None)] * a.ndim
+    index[axis] = slice(start, stop)
+    return a[tuple(index)]
 
 
 def _none_with_arrays(index) -> bool:
@@ -180,3 +208,37 @@ def _exp64(x):
     out = (mx.expm1(r) + 1) * mx.power(two, half) * mx.power(two, k - half)
     out = mx.where(x > 709.79, mx.array(np.inf, dtype=mx.float64), out)
     return mx.where(mx.isnan(x), x, mx.where(x < -745.2, mx.zeros_like(x), out))
+
+
+# MLX's float64 sin and cos have float32 accuracy too (absolute error ~5e-7): reduce to
+# |r| <= pi/4 by multiples of pi/2 (in two parts, fdlibm's, so n * _PIO2_HI is exact for
+# |x| < 2**20 pi) and evaluate fdlibm's kernel polynomials
+_PIO2_HI = 1.57079632673412561417e+00
+_PIO2_LO = 6.07710050650619224932e-11
+_TWO_OVER_PI = 6.36619772367581382433e-01
+_SIN = (-1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04,
+        2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10)
+_COS = (4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05,
+        -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11)
+
+
+def _polynomial(z, coefficients):
+    out = mx.full(z.shape, coefficients[-1], dtype=mx.float64)
+    for c in reversed(coefficients[:-1]):
+        out = out * z + c
+    return out
+
+
+def _sin_cos64(x, cosine: bool):
+    n = mx.round(x * _TWO_OVER_PI)
+    r = (x - n * _PIO2_HI) - n * _PIO2_LO
+    z = r * r
+    sin_r = r + (z * r) * _polynomial(z, _SIN)
+    half = 0.5 * z
+    w = 1.0 - half
+    cos_r = w + (((1.0 - w) - half) + z * (z * _polynomial(z, _COS)))
+    quadrant = (n - 4 * mx.floor(n / 4)) + (1 if cosine else 0)  # cos(x) = sin(x + pi/2)
+    quadrant = quadrant - 4 * mx.floor(quadrant / 4)
+    out = mx.where(quadrant == 0, sin_r, mx.where(quadrant == 1, cos_r,
+                   mx.where(quadrant == 2, -sin_r, -cos_r)))
+    return mx.where(mx.isfinite(x), out, mx.array(np.nan, dtype=mx.float64))

@@ -126,11 +126,8 @@ class NumpyBackend(Backend):
     def is_exclusive(self, array):
         return isinstance(array, np.ndarray) and array.base is None and array.flags.writeable
 
-    def argmax(self, a, axis, keepdims=False):
-        return np.argmax(a, axis=axis, keepdims=keepdims)
-
-    def argmin(self, a, axis, keepdims=False):
-        return np.argmin(a, axis=axis, keepdims=keepdims)
+    def _argsort(self, a, axis):
+        return np.argsort(a, axis=axis, kind="stable")
 
     def assign(self, a, value):
         np.copyto(a, value, casting="unsafe")

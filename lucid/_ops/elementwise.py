@@ -566,3 +566,65 @@ def isfinite(a):
     tensor([ True, False, False])
     """
     return a._like(a._backend.isfinite(a._data))
+
+
+def sin(a):
+    """The elementwise sine (integers give float32).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.sin(lucid.tensor([0.0, 1.5707963267948966], dtype=lucid.float64))
+    tensor([0., 1.], dtype=lucid.float64)
+    """
+    return _unary("SinBackward", a, lambda b, x: b.sin(x), lambda b, x, y: b.cos(x))
+
+
+def cos(a):
+    """The elementwise cosine (integers give float32).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.cos(lucid.tensor([0.0]))
+    tensor([1.])
+    """
+    return _unary("CosBackward", a, lambda b, x: b.cos(x), lambda b, x, y: b.negative(b.sin(x)))
+
+
+def _triangle(a, diagonal, lower):
+    name = "tril" if lower else "triu"
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    backend, diagonal = a._backend, int(diagonal)
+    out = a._like(backend.triangle(a._data, diagonal, lower))
+    return record(out, "TrilBackward" if lower else "TriuBackward", (a,),
+                  lambda g: (backend.triangle(g, diagonal, lower),))
+
+
+def tril(a, diagonal=0):
+    """The lower triangle of the last two dimensions: elements above the ``diagonal``-th
+    diagonal (0 the main one, positive above it) become zero.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.ones(3, 3).tril()
+    tensor([[1., 0., 0.],
+            [1., 1., 0.],
+            [1., 1., 1.]])
+    """
+    return _triangle(a, diagonal, lower=True)
+
+
+def triu(a, diagonal=0):
+    """The upper triangle of the last two dimensions (see :func:`tril`).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.ones(2, 3).triu(1)
+    tensor([[0., 1., 1.],
+            [0., 0., 1.]])
+    """
+    return _triangle(a, diagonal, lower=False)

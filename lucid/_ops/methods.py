@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from .. import _factory, _tensor_types
 from .._tensor import Tensor
 from . import elementwise as ew
-from . import indexing, reduction, shape
+from . import indexing, linalg, reduction, scatter, shape, sorting
 
 
 def _add(self, other, alpha=1):
@@ -82,6 +83,91 @@ def _eq(self, other):
     return ew.compare("equal", self, other)
 
 
+def _like_self(self, dtype, device):
+    return {"dtype": self.dtype if dtype is None else dtype, "device": self.device if device is None else device}
+
+
+def _new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+    """Zeros of shape ``size`` with this tensor's dtype and device (unless told otherwise).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([1.0], dtype=lucid.float64).new_zeros(2, 3).dtype
+    lucid.float64
+    """
+    return _factory.zeros(*size, requires_grad=requires_grad, **_like_self(self, dtype, device))
+
+
+def _new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+    """Ones of shape ``size`` with this tensor's dtype and device (see :meth:`new_zeros`).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([1, 2]).new_ones((2,))
+    tensor([1, 1])
+    """
+    return _factory.ones(*size, requires_grad=requires_grad, **_like_self(self, dtype, device))
+
+
+def _new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    """A tensor of shape ``size`` to be overwritten, with this tensor's dtype and device (zeros: see :func:`lucid.empty`).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.zeros(1).new_empty(3).shape
+    (3,)
+    """
+    return _factory.empty(*size, requires_grad=requires_grad, **_like_self(self, dtype, device))
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """A tensor of shape ``size`` filled with ``fill_value``, with this tensor's dtype and device.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.zeros(1).new_full((2,), 3)
+    tensor([3., 3.])
+    """
+    return _factory.full(size, fill_value, requires_grad=requires_grad, **_like_self(self, dtype, device))
+
+
+def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    """A new tensor holding a copy of ``data``, with this tensor's dtype and device unless told otherwise.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.zeros(1, dtype=lucid.float64).new_tensor([1, 2])
+    tensor([1., 2.], dtype=lucid.float64)
+    """
+    if isinstance(data, Tensor):
+        data = data.detach()
+    return _factory.tensor(data, requires_grad=requires_grad, **_like_self(self, dtype, device))
+
+
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    """Without an argument, the type's name (``"lucid.FloatTensor"``); with one, this tensor
+    converted to it (a dtype, a tensor type such as ``lucid.LongTensor``, or its name, which
+    may be torch's ``"torch.LongTensor"``).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.tensor([1.5, 2.5])
+    >>> x.type()
+    'lucid.FloatTensor'
+    >>> x.type(lucid.int64), x.type("torch.DoubleTensor").dtype
+    (tensor([1, 2]), lucid.float64)
+    """
+    if dtype is None:
+        return _tensor_types.type_name(self)
+    return self.to(_tensor_types.dtype_of_type(dtype))
+
+
 METHODS = {
     "__add__": ew.add, "__radd__": lambda s, o: ew.add(o, s),
     "__sub__": ew.sub, "__rsub__": lambda s, o: ew.sub(o, s),
@@ -111,6 +197,19 @@ METHODS = {
     "reshape": shape.reshape, "view": shape.reshape, "permute": shape.permute,
     "transpose": shape.transpose, "unsqueeze": shape.unsqueeze, "squeeze": shape.squeeze,
     "flatten": shape.flatten,
+    # the wider torch surface
+    "sin": ew.sin, "cos": ew.cos, "tril": ew.tril, "triu": ew.triu,
+    "softmax": reduction.softmax, "logsumexp": reduction.logsumexp, "cumsum": reduction.cumsum,
+    "argmax": reduction.argmax, "argmin": reduction.argmin, "var": reduction.var, "std": reduction.std,
+    "t": shape.t, "narrow": shape.narrow, "split": shape.split, "chunk": shape.chunk,
+    "contiguous": shape.contiguous, "view_as": shape.view_as, "expand": shape.expand,
+    "expand_as": shape.expand_as, "repeat": shape.repeat,
+    "mm": linalg.mm, "bmm": linalg.bmm, "norm": linalg.norm,
+    "gather": scatter.gather, "scatter": scatter.scatter, "scatter_add": scatter.scatter_add,
+    "index_select": scatter.index_select, "index_add": scatter.index_add, "masked_fill": scatter.masked_fill,
+    "sort": sorting.sort, "argsort": sorting.argsort, "topk": sorting.topk,
+    "new_zeros": _new_zeros, "new_ones": _new_ones, "new_empty": _new_empty, "new_full": _new_full,
+    "new_tensor": _new_tensor, "type": _type,
 }
 
 for _name, _fn in METHODS.items():

@@ -9,6 +9,7 @@ from collections import namedtuple
 from .. import _dtype
 from .._autograd import record
 from .._tensor import Tensor
+from . import elementwise as ew
 
 MaxMin = namedtuple("MaxMin", ["values", "indices"])  # what torch's max(dim) returns
 
@@ -254,3 +255,205 @@ def log_softmax(a, dim):
         return (backend.astype(grad, _dtype.float16) if half else grad,)
 
     return record(out, "LogSoftmaxBackward", (a,), backward, saved=(out,))
+
+
+def softmax(a, dim, dtype=None):
+    """``exp(x - max) / sum(exp(x - max))`` along ``dim``, with its own backward.
+
+    Parameters
+    ----------
+    a : Tensor
+        Floating point (integers need ``dtype``, as in torch).
+    dim : int
+    dtype : lucid.dtype, optional
+        Convert ``a`` to this dtype first.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([[1.0, 1.0], [0.0, 2.0]], dtype=lucid.float64).softmax(dim=1)
+    tensor([[0.5       , 0.5       ],
+            [0.11920292, 0.88079708]], dtype=lucid.float64)
+    """
+    if dtype is not None:
+        a = a.to(dtype)
+    if not a.dtype.is_floating_point:
+        raise NotImplementedError(f'"softmax" not implemented for {a.dtype}: pass dtype= or convert it first')
+    if a.ndim == 0:
+        from . import shape as shape_ops
+
+        _axes(a, dim)
+        return shape_ops.reshape(softmax(shape_ops.reshape(a, 1), 0), ())
+    (axis,) = _axes(a, dim)
+    backend, x = a._backend, a._data
+    if a.numel() == 0:
+        return record(a._like(backend.copy(x)), "SoftmaxBackward", (a,), lambda g: (g,))
+    half = a.dtype is _dtype.float16  # computed in float32 and rounded once, as torch does
+    wide = backend.astype(x, _dtype.float32) if half else x
+    peak = backend.max(wide, axis=axis, keepdims=True)
+    peak = backend.where(backend.isfinite(peak), peak, backend.zeros_like(peak))
+    e = backend.exp(backend.subtract(wide, peak))
+    y = backend.divide(e, backend.sum(e, axis=axis, keepdims=True))
+    out = a._like(backend.astype(y, _dtype.float16) if half else y)
+
+    def backward(g):
+        g = backend.astype(g, _dtype.float32) if half else g
+        inner = backend.sum(backend.multiply(g, y), axis=axis, keepdims=True)
+        grad = backend.multiply(y, backend.subtract(g, inner))
+        return (backend.astype(grad, _dtype.float16) if half else grad,)
+
+    return record(out, "SoftmaxBackward", (a,), backward, saved=(out,))
+
+
+def logsumexp(a, dim, keepdim=False):
+    """``log(sum(exp(a)))`` over ``dim``, computed stably; its gradient is the softmax.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([[0.0, 0.0], [1.0, 1.0]]).logsumexp(1)
+    tensor([0.6931472, 1.6931472])
+    """
+    if not a.dtype.is_floating_point:
+        a = a.to(_dtype.default_float)
+    axes = _axes(a, dim)
+    backend, x, shape = a._backend, a._data, a.shape
+    if not axes:
+        return record(a._like(backend.copy(x)), "LogsumexpBackward", (a,), lambda g: (g,))
+    y = backend.logsumexp(x, axis=axes, keepdims=True)
+    out = a._like(y if keepdim else backend.reshape(y, [n for i, n in enumerate(shape) if i not in axes]))
+
+    def backward(g):
+        g = _expand_back(backend, g, shape, axes, keepdim)
+        return (backend.multiply(g, backend.exp(backend.subtract(x, y))),)
+
+    return record(out, "LogsumexpBackward", (a,), backward, saved=(a,))
+
+
+def cumsum(a, dim, dtype=None):
+    """Running sums along ``dim``: ``out[i] = a[0] + ... + a[i]``; integers and bools sum as int64.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([[1, 2, 3], [4, 5, 6]]).cumsum(dim=1)
+    tensor([[ 1,  3,  6],
+            [ 4,  9, 15]])
+    """
+    if dtype is not None:
+        a = a.to(dtype)
+    elif not a.dtype.is_floating_point:
+        a = a.to(_dtype.int64)
+    (axis,) = _axes(a, dim)
+    backend = a._backend
+    if a.ndim == 0:
+        return record(a._like(backend.copy(a._data)), "CumsumBackward", (a,), lambda g: (g,))
+    out = a._like(_accurate(backend, lambda x, axis, keepdims: backend.cumsum(x, axis), a, axis, False))
+    return record(out, "CumsumBackward", (a,), lambda g: (backend.cumsum(g, axis, reverse=True),))
+
+
+def _arg_extreme(a, dim, keepdim, largest):
+    name = "argmax" if largest else "argmin"
+    backend = a._backend
+    pick = backend.argmax if largest else backend.argmin
+    if dim is None:
+        if a.numel() == 0:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+        index = pick(backend.reshape(a._data, (-1,)), 0)
+        if keepdim:
+            index = backend.reshape(index, (1,) * a.ndim)
+        return a._like(backend.astype(index, _dtype.int64))
+    (axis,) = _axes(a, dim)
+    if a.ndim == 0:
+        return a._like(backend.zeros((), _dtype.int64))
+    if a.shape[axis] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
+    if a.numel() == 0:
+        kept = tuple(1 if i == axis else n for i, n in enumerate(a.shape)) if keepdim else \
+            a.shape[:axis] + a.shape[axis + 1:]
+        return a._like(backend.zeros(kept, _dtype.int64))
+    return a._like(backend.astype(pick(a._data, axis, keepdims=keepdim), _dtype.int64))
+
+
+def argmax(a, dim=None, keepdim=False):
+    """The index of the largest element (of the flattened tensor, or along ``dim``), as int64.
+
+    Ties give the first index, as in torch.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.tensor([[1.0, 5.0], [7.0, 0.0]])
+    >>> x.argmax(), x.argmax(dim=1)
+    (tensor(2), tensor([1, 0]))
+    """
+    return _arg_extreme(a, dim, keepdim, largest=True)
+
+
+def argmin(a, dim=None, keepdim=False):
+    """The index of the smallest element (see :func:`argmax`).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([[1.0, 5.0], [7.0, 0.0]]).argmin(dim=0, keepdim=True)
+    tensor([[0, 1]])
+    """
+    return _arg_extreme(a, dim, keepdim, largest=False)
+
+
+def _correction(unbiased, correction) -> float:
+    if unbiased is not None and correction is not None:
+        raise RuntimeError("var/std: pass either unbiased or correction, not both")
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+def var(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """The variance over ``dim``: ``sum((a - mean)^2) / (N - correction)``.
+
+    Parameters
+    ----------
+    a : Tensor
+        Floating point.
+    dim : int or tuple of int, optional
+        All dimensions by default.
+    unbiased : bool, optional
+        torch's older spelling: True is ``correction=1`` (the default), False ``correction=0``.
+    keepdim : bool, default False
+    correction : int, optional
+        Bessel's correction, 1 by default.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.tensor([[1.0, 2.0, 3.0], [2.0, 2.0, 2.0]])
+    >>> x.var(dim=1), x.var(1, unbiased=False)
+    (tensor([1., 0.]), tensor([0.6666667, 0.       ]))
+    """
+    if isinstance(dim, bool):  # torch's var(input, unbiased) overload
+        dim, unbiased = None, dim
+    if not a.dtype.is_floating_point:
+        raise RuntimeError(f"std and var only support floating point and complex dtypes, got {a.dtype}")
+    axes = _axes(a, dim)
+    count = 1
+    for axis in axes:
+        count *= a.shape[axis]
+    centred = ew.sub(a, mean(a, axes if axes else None, keepdim=True)) if axes or a.ndim == 0 else a
+    squares = sum(ew.mul(centred, centred), axes if axes else None, keepdim=keepdim)
+    return ew.div(squares, builtins.max(count - _correction(unbiased, correction), 0))
+
+
+def std(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """The standard deviation over ``dim``: the square root of :func:`var`.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([1.0, 3.0]).std()
+    tensor(1.4142135)
+    """
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    return ew.sqrt(var(a, dim, unbiased, keepdim, correction=correction))

@@ -209,3 +209,213 @@ def stack(tensors, dim=0):
                 f"and {list(t.shape)} at entry {i}"
             )
     return cat([unsqueeze(t, dim) for t in tensors], dim=dim)
+
+
+def t(a):
+    """The transpose of a matrix; a vector or a 0-d tensor is returned as it is.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([[1, 2, 3]]).t()
+    tensor([[1],
+            [2],
+            [3]])
+    """
+    if a.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
+    return transpose(a, 0, 1) if a.ndim == 2 else a
+
+
+def narrow(a, dim, start, length):
+    """The view of ``a`` holding ``length`` elements of dimension ``dim`` from ``start`` on.
+
+    ``start`` may be negative (counted from the end). The result shares ``a``'s storage,
+    as torch's does.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.arange(12).reshape(3, 4)
+    >>> x.narrow(1, 1, 2)
+    tensor([[ 1,  2],
+            [ 5,  6],
+            [ 9, 10]])
+    """
+    if a.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    (axis,) = _axes(a, dim)
+    start, length = int(start), int(length)
+    size = a.shape[axis]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start < 0:
+        start += size
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    from .indexing import getitem
+
+    return getitem(a, (slice(None),) * axis + (slice(start, start + length),))
+
+
+def split(a, split_size_or_sections, dim=0):
+    """``a`` cut along ``dim`` into pieces of ``split_size_or_sections`` elements (the last
+    may be smaller), or into pieces of the sizes a list gives; a tuple of views.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> [p.tolist() for p in lucid.arange(5).split(2)]
+    [[0, 1], [2, 3], [4]]
+    >>> [p.shape for p in lucid.zeros(2, 5).split([1, 4], dim=1)]
+    [(2, 1), (2, 4)]
+    """
+    (axis,) = _axes(a, dim)
+    size = a.shape[axis] if a.ndim else 0
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = [int(n) for n in split_size_or_sections]
+        if any(n < 0 for n in sizes) or sum(sizes) != size:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
+                f"dimension {axis}), but got split_sizes={sizes}"
+            )
+    else:
+        step = int(split_size_or_sections)
+        if step < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+        if step == 0:
+            if size:
+                raise RuntimeError(
+                    f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}"
+                )
+            return (narrow(a, axis, 0, 0),)
+        sizes = [min(step, size - lo) for lo in range(0, size, step)] or [0]
+    pieces, start = [], 0
+    for n in sizes:
+        pieces.append(narrow(a, axis, start, n))
+        start += n
+    return tuple(pieces)
+
+
+def chunk(a, chunks, dim=0):
+    """``a`` cut along ``dim`` into at most ``chunks`` pieces of ``ceil(size / chunks)``
+    elements (the last may be smaller, and there may be fewer pieces), as torch does.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> [p.tolist() for p in lucid.arange(5).chunk(3)]
+    [[0, 1], [2, 3], [4]]
+    """
+    chunks = int(chunks)
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    (axis,) = _axes(a, dim)
+    size = a.shape[axis]
+    return split(a, max(-(-size // chunks), 1) if size else 0, axis) if size else split(a, [0] * chunks, axis)
+
+
+def contiguous(a, memory_format=None):
+    """``a`` itself: lucid's tensors are always laid out contiguously as far as any op can
+    tell (a view is re-read through its base), so there is nothing to copy.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.zeros(2, 3).t()
+    >>> x.contiguous() is x
+    True
+    """
+    return a
+
+
+def view_as(a, other):
+    """``a`` viewed with ``other``'s shape (see :func:`reshape`).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.arange(6).view_as(lucid.zeros(2, 3)).shape
+    (2, 3)
+    """
+    return reshape(a, other.shape)
+
+
+def expand(a, *sizes):
+    """``a`` broadcast to ``sizes`` (-1 keeps a dimension), without copying on the cpu device.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([[1], [2]]).expand(2, 3)
+    tensor([[1, 1, 1],
+            [2, 2, 2]])
+    """
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    sizes = [int(n) for n in sizes]
+    if len(sizes) < a.ndim:
+        raise RuntimeError(
+            f"expand(): the number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
+            f"dimensions in the tensor ({a.ndim})"
+        )
+    lead = len(sizes) - a.ndim
+    target = []
+    for i, n in enumerate(sizes):
+        own = a.shape[i - lead] if i >= lead else None
+        if n == -1:
+            if own is None:
+                raise RuntimeError(f"expand(): -1 is not allowed in a leading, non-existing dimension {i}")
+            n = own
+        elif own is not None and own != 1 and own != n:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({n}) must match the existing size ({own}) at non-singleton "
+                f"dimension {i}.  Target sizes: {sizes}.  Tensor sizes: {list(a.shape)}"
+            )
+        target.append(n)
+    backend, target = a._backend, tuple(target)
+    out = a._like(backend.broadcast_to(a._data, target))
+    return record(out, "ExpandBackward", (a,), lambda g: (g,))
+
+
+def expand_as(a, other):
+    """``a`` broadcast to ``other``'s shape (see :func:`expand`).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([1, 2]).expand_as(lucid.zeros(2, 2))
+    tensor([[1, 2],
+            [1, 2]])
+    """
+    return expand(a, other.shape)
+
+
+def repeat(a, *sizes):
+    """``a`` tiled ``sizes[i]`` times along dimension ``i`` (new leading dimensions first).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([1, 2]).repeat(2, 2)
+    tensor([[1, 2, 1, 2],
+            [1, 2, 1, 2]])
+    """
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    sizes = tuple(int(n) for n in sizes)
+    if len(sizes) < a.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
+        )
+    shape = (1,) * (len(sizes) - a.ndim) + a.shape
+    # tile as a broadcast of (1, s0, 1, s1, ...) against (r0, 1, r1, 1, ...), then merge pairs
+    paired = []
+    for r, s in zip(sizes, shape):
+        paired += [1, s]
+    expanded = []
+    for r, s in zip(sizes, shape):
+        expanded += [r, s]
+    return reshape(expand(reshape(a, paired), expanded), [r * s for r, s in zip(sizes, shape)])

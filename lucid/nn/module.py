@@ -631,7 +631,7 @@ class Module:
         --------
         >>> from lucid import nn
         >>> nn.Linear(2, 2).cpu().weight.device
-        'cpu'
+        device(type='cpu')
         """
         return self.to("cpu")
 

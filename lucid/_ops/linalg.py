@@ -1,0 +1,289 @@
+"""Products and norms: mm, bmm, einsum, norm (matmul, with the broadcasting rules, is elementwise.py's)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import string
+
+from .. import _dtype
+from .._autograd import record
+from .._tensor import Tensor
+from .elementwise import _same_device, matmul
+from .reduction import _axes
+
+
+def mm(input, mat2):
+    """The product of two matrices (2-D tensors only; :func:`matmul` broadcasts).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([[1.0, 2.0]]).mm(lucid.tensor([[3.0], [4.0]]))
+    tensor([[11.]])
+    """
+    if not isinstance(input, Tensor) or not isinstance(mat2, Tensor):
+        raise TypeError(f"mm(): expected two Tensors, got {type(input).__name__} and {type(mat2).__name__}")
+    if input.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    return matmul(input, mat2)
+
+
+def bmm(input, mat2):
+    """The products of two stacks of matrices, ``(b, n, m) @ (b, m, p) -> (b, n, p)`` (no broadcasting).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.bmm(lucid.ones(4, 2, 3), lucid.ones(4, 3, 5)).shape
+    (4, 2, 5)
+    """
+    if not isinstance(input, Tensor) or not isinstance(mat2, Tensor):
+        raise TypeError(f"bmm(): expected two Tensors, got {type(input).__name__} and {type(mat2).__name__}")
+    if input.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    expected = [input.shape[0], input.shape[2]]
+    if list(mat2.shape[:2]) != expected:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: {expected} but got: {list(mat2.shape[:2])}."
+        )
+    return matmul(input, mat2)
+
+
+# --- einsum ----------------------------------------------------------------------------------
+
+
+def _parse_einsum(equation: str, shapes):
+    """``(terms, output, sizes)`` with every ellipsis spelled out as letters.
+
+    Letters of size 1 in an operand where the letter is larger elsewhere (broadcasting) are
+    dropped from that operand's term; the caller squeezes those axes.
+    """
+    equation = equation.replace(" ", "")
+    lhs, arrow, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    if len(terms) > len(shapes):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    if len(terms) < len(shapes):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    used = set(equation) - set(".,->")
+    for letter in used:
+        if letter not in string.ascii_letters:
+            raise RuntimeError(f"einsum(): invalid subscript given at index {equation.index(letter)} in the equation "
+                               f"string, subscripts must be in [a-zA-Z]")
+    spare = [c for c in string.ascii_letters if c not in used]
+    ellipsis = max((len(shape) - len(term.replace("...", "")) for term, shape in zip(terms, shapes)
+                    if "..." in term), default=0)
+    filler = "".join(spare[:ellipsis])
+    spelled = []
+    for i, (term, shape) in enumerate(zip(terms, shapes)):
+        if "..." in term:
+            count = len(shape) - len(term.replace("...", ""))
+            if count < 0:
+                raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(term) - 3}) is more "
+                                   f"than the number of dimensions ({len(shape)}) for operand {i}")
+            term = term.replace("...", filler[ellipsis - count:] if count else "")
+        elif len(term) != len(shape):
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(term)}) does not match the "
+                               f"number of dimensions ({len(shape)}) for operand {i} and no ellipsis was given")
+        spelled.append(term)
+    sizes: dict = {}
+    for i, (term, shape) in enumerate(zip(spelled, shapes)):
+        own: dict = {}
+        for letter, n in zip(term, shape):
+            if own.setdefault(letter, n) != n:
+                raise RuntimeError(f"einsum(): subscript {letter} is repeated for operand {i} but the sizes don't "
+                                   f"match, {n} != {own[letter]}")
+            seen = sizes.get(letter)
+            if seen is None or seen == 1:
+                sizes[letter] = n
+            elif n != seen and n != 1:
+                raise RuntimeError(f"einsum(): subscript {letter} has size {n} for operand {i} which does not "
+                                   f"broadcast with previously seen size {seen}")
+    if arrow:
+        output = rhs.replace("...", filler)
+        for letter in output:
+            if not any(letter in term for term in spelled):
+                raise RuntimeError(f"einsum(): output subscript {letter} does not appear in the equation for any "
+                                   "input operand")
+    else:
+        counts = "".join(spelled)
+        output = filler + "".join(sorted(c for c in set(counts) if counts.count(c) == 1 and c not in filler))
+    return spelled, output, sizes
+
+
+def einsum(equation, *operands):
+    """The sum of products that an Einstein-summation ``equation`` names, as torch's.
+
+    ``"ij,jk->ik"`` is a matrix product, ``"bij,bjk->bik"`` a batched one, ``"ii->i"`` a
+    diagonal, ``"...ij->...ji"`` a transpose of the last two dimensions. Without ``->``
+    the output is the letters that appear once, in alphabetical order (after the
+    ellipsis). Operands may be given as a list. Dimensions of size 1 broadcast.
+
+    Parameters
+    ----------
+    equation : str
+        Letters ``a-zA-Z``, ``,`` between operands, ``...`` for the dimensions not named.
+    *operands : Tensor
+        Of one dtype and device.
+
+    Notes
+    -----
+    The gradient of an operand whose subscripts repeat a letter (``"ii->i"``) is not
+    implemented: backward through one raises.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> a, b = lucid.ones(2, 3), lucid.ones(3, 4)
+    >>> lucid.einsum("ij,jk->ik", a, b).shape
+    (2, 4)
+    >>> lucid.einsum("ii", lucid.eye(3))
+    tensor(3.)
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    for t in operands:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"einsum(): operands must be Tensors, got {type(t).__name__}")
+    if not operands:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    _same_device(*operands)
+    dtype = operands[0].dtype
+    for t in operands[1:]:
+        if t.dtype is not dtype:
+            raise RuntimeError(f"einsum(): expected all operands to have the same dtype, got {dtype} and {t.dtype}")
+    terms, output, sizes = _parse_einsum(equation, [t.shape for t in operands])
+    backend = operands[0]._backend
+    arrays, squeezed = [], []
+    for term, t in zip(terms, operands):
+        keep = [i for i, letter in enumerate(term) if not (t.shape[i] == 1 and sizes[letter] != 1)]
+        term2 = "".join(term[i] for i in keep)
+        array = backend.reshape(t._data, [t.shape[i] for i in keep]) if len(keep) != len(term) else t._data
+        arrays.append(array)
+        squeezed.append(term2)
+    out = operands[0]._like(backend.einsum(",".join(squeezed) + "->" + output, *arrays))
+
+    def backward(g):
+        grads = []
+        for i, (term, t) in enumerate(zip(squeezed, operands)):
+            if not t.requires_grad:
+                grads.append(None)
+                continue
+            if len(set(term)) != len(term):
+                raise RuntimeError(f"einsum(): the gradient of an operand with a repeated subscript ({term}) is not "
+                                   "implemented")
+            others = [s for j, s in enumerate(squeezed) if j != i]
+            present = set(output).union(*others) if others else set(output)
+            reduced = "".join(c for c in term if c in present)
+            grad = backend.einsum(",".join([output] + others) + "->" + reduced, g,
+                                  *[a for j, a in enumerate(arrays) if j != i])
+            if reduced != term:  # letters only this operand had were summed: their gradient is broadcast
+                grad = backend.reshape(grad, [sizes[c] if c in present else 1 for c in term])
+                grad = backend.broadcast_to(grad, [sizes[c] for c in term])
+            grads.append(backend.reshape(grad, t.shape))
+        return tuple(grads)
+
+    return record(out, "EinsumBackward", operands, backward, saved=operands)
+
+
+# --- norms -----------------------------------------------------------------------------------
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """The vector ``p``-norm of ``input`` over ``dim`` (all elements by default).
+
+    Parameters
+    ----------
+    input : Tensor
+        Floating point.
+    p : float, inf, -inf or "fro", default "fro"
+        ``"fro"`` (the Frobenius norm) is the 2-norm of the elements; 0 counts the nonzero
+        elements; ``inf`` and ``-inf`` are the largest and smallest absolute values. The
+        nuclear norm (``"nuc"``) is not implemented.
+    dim : int or tuple of int, optional
+    keepdim : bool, default False
+    dtype : lucid.dtype, optional
+        Convert ``input`` first.
+
+    Notes
+    -----
+    The gradient is torch's: 0 (not nan) where the norm is 0, and for ``inf`` shared
+    evenly among the elements that reach the maximum.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.tensor([[3.0, 4.0], [0.0, 0.0]], requires_grad=True)
+    >>> n = x.norm(dim=1)
+    >>> n
+    tensor([5., 0.], grad_fn=<NormBackward>)
+    >>> n.sum().backward()
+    >>> x.grad
+    tensor([[0.6, 0.8],
+            [0. , 0. ]])
+    >>> lucid.tensor([1.0, -3.0]).norm(p=float("inf"))
+    tensor(3.)
+    """
+    if dtype is not None:
+        input = input.to(dtype)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {input.dtype}")
+    if p == "fro" or p is None:
+        p = 2.0
+    elif isinstance(p, str):
+        if p == "nuc":
+            raise NotImplementedError("norm(p='nuc'), the nuclear norm, is not implemented in lucid")
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+    elif not isinstance(p, numbers.Real):
+        raise TypeError(f"norm(): p must be a number, inf or 'fro', got {p!r}")
+    p = float(p)
+    axes = _axes(input, dim)
+    backend, x, shape = input._backend, input._data, input.shape
+    reduce = {"axis": axes if axes else None, "keepdims": True}
+    magnitude = backend.abs(x)
+    if math.isinf(p):
+        extreme = backend.max if p > 0 else backend.min
+        n = extreme(magnitude, **reduce)
+    elif p == 0:
+        n = backend.sum(backend.astype(backend.compare("not_equal", x, 0), input.dtype), **reduce)
+    elif p == 1:
+        n = backend.sum(magnitude, **reduce)
+    elif p == 2:
+        n = backend.sqrt(backend.sum(backend.multiply(x, x), **reduce))
+    else:
+        n = backend.power(backend.sum(backend.power(magnitude, p), **reduce), 1.0 / p)
+    kept_shape = backend.shape(n)
+    out_shape = kept_shape if keepdim else tuple(s for i, s in enumerate(shape) if i not in (axes or range(len(shape))))
+    out = input._like(backend.reshape(n, out_shape))
+
+    def backward(g):
+        g = backend.reshape(g, kept_shape) if not keepdim else g
+        zeros = backend.zeros_like(x)
+        at_zero = backend.compare("equal", n, 0)
+        safe = backend.where(at_zero, backend.ones_like(n), n)  # the gradient is 0 there: no 0 / 0
+        if p == 0:
+            return (zeros,)
+        if math.isinf(p):
+            hit = backend.astype(backend.compare("equal", magnitude, n), input.dtype)
+            count = backend.sum(hit, **reduce)
+            return (backend.multiply(backend.multiply(backend.sign(x), hit), backend.divide(g, count)),)
+        if p == 1:
+            return (backend.multiply(backend.sign(x), g),)
+        if p == 2:
+            scale = backend.where(at_zero, backend.zeros_like(n), backend.divide(g, safe))
+            return (backend.multiply(x, scale),)
+        if p < 1:
+            scaled = backend.multiply(backend.sign(x), backend.power(magnitude, p - 1))
+            scaled = backend.where(backend.compare("equal", x, 0), zeros, scaled)
+            return (backend.multiply(scaled, backend.multiply(g, backend.power(n, 1 - p))),)
+        scale = backend.where(at_zero, backend.zeros_like(n), backend.divide(g, backend.power(safe, p - 1)))
+        if p < 2:
+            return (backend.multiply(backend.multiply(backend.sign(x), backend.power(magnitude, p - 1)), scale),)
+        return (backend.multiply(backend.multiply(x, backend.power(magnitude, p - 2)), scale),)
+
+    return record(out, "NormBackward", (input,), backward, saved=(input,))
