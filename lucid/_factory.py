@@ -279,7 +279,8 @@ def _size_tuple(size, fn: str, position: int) -> tuple:
     return _shape(tuple(size))
 
 
-def randint(*args, size=None, generator=None, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device="cpu",
+            requires_grad=False) -> Tensor:
     """Integers drawn uniformly from ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``.
 
     Parameters
@@ -298,6 +299,10 @@ def randint(*args, size=None, generator=None, dtype=None, device="cpu", requires
     >>> x.shape, x.dtype, bool(((x >= 3) & (x < 10)).all())
     ((2, 4), lucid.int64, True)
     """
+    if high is not None:  # by keyword: randint(high=5, size=(2,)), randint(0, high=5, ...)
+        args = ((low if low is not None else (args[0] if args else 0)), high) + args[1:]
+    elif low is not None:
+        args = (low,) + args
     if size is not None:
         args = args + (size,)
     if len(args) == 2:
@@ -387,3 +392,17 @@ def from_numpy(array) -> Tensor:
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     backend.dtype_of(array)  # TypeError for a dtype lucid has no name for
     return Tensor._make(array, backend)
+
+
+def truncated_normal(shape, mean, std, low, high, *, generator=None, dtype=None, device="cpu") -> Tensor:
+    """Samples of N(mean, std**2) conditioned on ``[low, high]`` (what ``nn.init.trunc_normal_`` draws)."""
+    backend = _backend.get(device)
+    dtype = _floating(dtype, "trunc_normal_")
+    return _finish(_random.truncated_normal(_shape((shape,)), dtype, backend, mean, std, low, high, generator),
+                   backend, False)
+
+
+def orthogonal(rows, cols, *, generator=None, dtype=None, device="cpu") -> Tensor:
+    """A random matrix with orthonormal rows or columns (what ``nn.init.orthogonal_`` draws)."""
+    backend = _backend.get(device)
+    return _finish(_random.orthogonal(rows, cols, _floating(dtype, "orthogonal_"), backend, generator), backend, False)

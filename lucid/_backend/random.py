@@ -161,6 +161,34 @@ def permutation(n, dtype, backend, generator=None):
     return backend.asarray(_rng(generator).permutation(n), dtype)
 
 
-def python_permutation(n, generator=None) -> list:
-    """A random permutation of ``range(n)`` as Python ints (what samplers iterate over)."""
-    return _rng(generator).permutation(n).tolist()
+def truncated_normal(shape, dtype, backend, mean, std, low, high, generator=None):
+    """Samples of N(mean, std**2) conditioned on ``[low, high]``, by rejection on the host."""
+    rng = _rng(generator)
+    count = int(np.prod(shape, dtype=np.int64))
+    out = np.empty(count)
+    filled = 0
+    while filled < count:
+        draw = rng.standard_normal(max(2 * (count - filled), 16)) * std + mean
+        draw = draw[(draw >= low) & (draw <= high)][: count - filled]
+        out[filled:filled + draw.shape[0]] = draw
+        filled += draw.shape[0]
+    return backend.asarray(out.reshape(tuple(shape)), dtype)
+
+
+def orthogonal(rows, cols, dtype, backend, generator=None):
+    """A ``rows`` x ``cols`` matrix with orthonormal rows or columns, as torch's ``orthogonal_``:
+    the Q of the QR decomposition of a normal sample, its signs fixed by R's diagonal."""
+    flat = _rng(generator).standard_normal((rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return backend.asarray(q, dtype)
+
+
+def choice(weights, count, replacement, generator=None) -> list:
+    """``count`` indices drawn with probabilities proportional to ``weights``, as Python ints."""
+    p = np.asarray(weights, dtype=np.float64)
+    return _rng(generator).choice(p.shape[0], size=count, replace=replacement, p=p / p.sum()).tolist()

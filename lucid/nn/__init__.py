@@ -14,9 +14,9 @@ Examples
 [(10, 4), (3, 4), (3,)]
 """
 
-from . import functional, utils
+from . import functional, init, utils
 from .module import Module
 from .modules import Embedding, Linear, ReLU, Sequential, Sigmoid, Tanh
 from .parameter import Parameter
 
-__all__ = ["Parameter", "Module", "Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "Embedding", "functional", "utils"]
+__all__ = ["Parameter", "Module", "Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "Embedding", "functional", "init", "utils"]

@@ -7,17 +7,11 @@ import math
 import lucid
 
 from .. import functional as F
+from .. import init
 from ..module import Module
 from ..parameter import Parameter
 
 __all__ = ["Linear"]
-
-
-def _uniform_(tensor, bound: float) -> None:
-    """Fill ``tensor`` in place with samples of U(-bound, bound), drawn from :func:`lucid.rand`."""
-    with lucid.no_grad():
-        sample = lucid.rand(*tensor.shape, dtype=tensor.dtype, device=tensor.device)
-        tensor.copy_((sample * 2 - 1) * bound)
 
 
 class Linear(Module):
@@ -83,13 +77,12 @@ class Linear(Module):
         >>> layer.weight.tolist() == first
         True
         """
-        fan_in = self.in_features
-        # torch's kaiming_uniform_(a=sqrt(5)), written as torch computes it: gain sqrt(2 / (1 + a^2)),
-        # std gain / sqrt(fan_in), bound sqrt(3) * std; that is 1 / sqrt(fan_in) up to rounding
-        gain = math.sqrt(2.0 / (1 + math.sqrt(5) ** 2))
-        _uniform_(self.weight, math.sqrt(3.0) * (gain / math.sqrt(fan_in)) if fan_in > 0 else 0.0)
+        # torch's: kaiming_uniform_(a=sqrt(5)) is U(-1/sqrt(fan_in), 1/sqrt(fan_in)) up to rounding
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
-            _uniform_(self.bias, 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0)
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
         """``input @ weight.T + bias`` for an ``input`` of shape ``(*, in_features)``.

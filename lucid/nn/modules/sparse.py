@@ -5,6 +5,7 @@ from __future__ import annotations
 import lucid
 
 from .. import functional as F
+from .. import init
 from ..module import Module
 from ..parameter import Parameter
 
@@ -103,7 +104,7 @@ class Embedding(Module):
         self.sparse = sparse
 
     def reset_parameters(self) -> None:
-        """Draw the weight from N(0, 1) (:func:`lucid.randn`) and zero the padding row.
+        """Draw the weight from N(0, 1) (:func:`lucid.nn.init.normal_`) and zero the padding row.
 
         Examples
         --------
@@ -114,9 +115,7 @@ class Embedding(Module):
         >>> emb.padding_idx, emb.weight[3].tolist()
         (3, [0.0, 0.0])
         """
-        with lucid.no_grad():
-            weight = self.weight
-            weight.copy_(lucid.randn(*weight.shape, dtype=weight.dtype, device=weight.device))
+        init.normal_(self.weight)
         self._fill_padding_idx_with_zero()
 
     def _fill_padding_idx_with_zero(self) -> None:
