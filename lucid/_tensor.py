@@ -578,7 +578,10 @@ class Tensor:
         return describe(self.dtype, self.shape)
 
     def __repr__(self) -> str:
-        values = host.format_array(self._backend.to_numpy(self._data), prefix="tensor(")
+        if self.ndim == 0 and self.dtype.is_floating_point:  # torch's digits: tensor(2.5000), tensor(3.)
+            values = host.format_scalar(self.item())
+        else:
+            values = host.format_array(self._backend.to_numpy(self._data), prefix="tensor(")
         extras = []
         empty = self.numel() == 0
         if empty and self.shape != (0,):

@@ -104,10 +104,12 @@ def _public_api():
     export, and for each public method and property of those classes (an override without
     a docstring of its own is documented by the one it overrides)."""
     from lucid import nn
-    from lucid.nn import functional, utils
+    from lucid.nn import functional, init, utils
     from lucid.optim import lr_scheduler, schedules, swa_utils
+    from lucid.utils import data
 
     modules = {"lucid.nn": nn, "lucid.nn.functional": functional, "lucid.nn.utils": utils,
+               "lucid.nn.init": init, "lucid.utils.data": data,
                "lucid.optim": lucid.optim, "lucid.optim.lr_scheduler": lr_scheduler,
                "lucid.optim.schedules": schedules, "lucid.optim.swa_utils": swa_utils}
     for prefix, module in modules.items():
@@ -130,7 +132,8 @@ def test_the_api_walk_sees_the_extension_points():
     names = {name for name, _ in PUBLIC_API}
     assert {"lucid.optim.Optimizer.update", "lucid.optim.Optimizer.init_state",
             "lucid.optim.lr_scheduler.LRScheduler.get_lr", "lucid.optim.schedules.cosine.value",
-            "lucid.nn.functional.cross_entropy", "lucid.optim.swa_utils.AveragedModel"} <= names
+            "lucid.nn.functional.cross_entropy", "lucid.optim.swa_utils.AveragedModel",
+            "lucid.nn.init.kaiming_uniform_", "lucid.utils.data.DataLoader"} <= names
 
 
 @pytest.mark.parametrize("name,obj", PUBLIC_API, ids=[name for name, _ in PUBLIC_API])

@@ -240,6 +240,19 @@ def test_device_prints_as_torch_and_equals_its_name(device):
         assert type(_raised(lambda: lucid.device(bad))) is type(_raised(lambda: torch.device(bad))) is RuntimeError
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "bool"])
+def test_zero_dimensional_tensors_print_as_torch(dtype):
+    values = [2.5, 3.0, 0.1, 1e-8, 123456.7, float("nan"), float("-inf"), -0.5, 1e9, 0.0, -3.0, 12345678.9, 1e-4]
+    if dtype in ("int64", "int32"):
+        values = [0, -3, 12345]
+    elif dtype == "bool":
+        values = [True, False]
+    for v in values:
+        ours = repr(lucid.tensor(v, dtype=getattr(lucid, dtype))).replace("lucid.", "torch.")
+        assert ours == repr(torch.tensor(v, dtype=getattr(torch, dtype)))
+        assert str(lucid.tensor(v, dtype=getattr(lucid, dtype))).replace("lucid.", "torch.") == ours
+
+
 def test_zero_dimensional_values_format_as_torch():
     assert f"{lucid.tensor(0.5):.2f}" == f"{torch.tensor(0.5):.2f}"
 

@@ -70,3 +70,25 @@ def scalar(value, dtype: _dtype.dtype):
 def sqrt(value):
     """The square root of a number; of a host scalar (see :func:`scalar`) in its dtype."""
     return np.sqrt(value)
+
+
+def is_host_scalar(value) -> bool:
+    """Whether ``value`` is a NumPy scalar (``np.float32(1)``, ``np.int64(2)``...)."""
+    return isinstance(value, np.generic)
+
+
+def as_array(values):
+    """Host scalars (or arrays) as one host array, keeping their dtype."""
+    return np.asarray(values)
+
+
+def format_scalar(value: float) -> str:
+    """A 0-d floating tensor's value as torch prints it: ``3.``, ``2.5000``, ``1.0000e-08``, ``nan``."""
+    value = float(value)
+    if not np.isfinite(value):
+        return str(value)
+    if value == np.ceil(value) and abs(value) < 1e16:
+        text = f"{value:.0f}."
+        return text if abs(value) < 1e8 else f"{value:.4e}"
+    magnitude = abs(value)
+    return f"{value:.4e}" if magnitude > 1e8 or magnitude < 1e-4 else f"{value:.4f}"

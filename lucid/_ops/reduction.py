@@ -92,7 +92,7 @@ def mean(a, dim=None, keepdim=False):
     >>> import lucid
     >>> x = lucid.tensor([[1.0, 2.0], [3.0, 4.0]])
     >>> x.mean(), x.mean(dim=(0, 1), keepdim=True).shape
-    (tensor(2.5), (1, 1))
+    (tensor(2.5000), (1, 1))
     """
     if not a.dtype.is_floating_point:
         raise RuntimeError(
@@ -452,7 +452,7 @@ def std(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
     --------
     >>> import lucid
     >>> lucid.tensor([1.0, 3.0]).std()
-    tensor(1.4142135)
+    tensor(1.4142)
     """
     if isinstance(dim, bool):
         dim, unbiased = None, dim

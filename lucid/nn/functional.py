@@ -482,9 +482,9 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     >>> import lucid.nn.functional as F
     >>> logp = lucid.tensor([[-1.0, -2.0], [-3.0, -4.0]])
     >>> F.nll_loss(logp, lucid.tensor([0, 1]))
-    tensor(2.5)
+    tensor(2.5000)
     >>> F.nll_loss(logp, lucid.tensor([0, 1]), weight=lucid.tensor([1.0, 3.0]))
-    tensor(3.25)
+    tensor(3.2500)
     >>> F.nll_loss(logp, lucid.tensor([0, -100]), reduction="none")
     tensor([1., 0.])
     >>> F.nll_loss(logp, lucid.tensor([0, 2]))
