@@ -22,14 +22,14 @@ from ._factory import (arange, empty, empty_like, eye, from_numpy, full, full_li
                        manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm, seed,
                        tensor, zeros, zeros_like)
 from ._ops import methods as _methods  # noqa: F401 - attaches the ops to Tensor
-from ._ops.elementwise import (abs, clamp, cos, exp, isfinite, log, matmul, relu, sigmoid, sin, sqrt, tanh, tril,
+from ._ops.elementwise import (abs, clamp, cos, erf, exp, isfinite, log, matmul, relu, sigmoid, sin, sqrt, tanh, tril,
                                triu, where)
 from ._ops.linalg import bmm, einsum, mm, norm
 from ._ops.reduction import (all, any, argmax, argmin, cumsum, log_softmax, logsumexp, max, mean, min, softmax, std,
                              sum, var)
 from ._ops.scatter import gather, index_add, index_select, masked_fill, scatter, scatter_add
-from ._ops.shape import (cat, chunk, flatten, narrow, permute, reshape, split, squeeze, stack, t, transpose,
-                         unsqueeze)
+from ._ops.shape import (cat, chunk, flatten, flip, narrow, permute, reshape, split, squeeze, stack, t, transpose,
+                         unbind, unsqueeze)
 from ._ops.sorting import argsort, sort, topk
 from ._tensor import Tensor
 from ._tensor_types import BoolTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor
@@ -65,13 +65,13 @@ __all__ = [
     "randn", "rand", "randn_like", "rand_like", "randint", "randperm", "arange", "linspace", "from_numpy",
     "manual_seed", "initial_seed", "seed",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_available",
-    "abs", "clamp", "clip", "cos", "exp", "isfinite", "log", "matmul", "relu", "sigmoid", "sin", "sqrt", "tanh",
+    "abs", "clamp", "clip", "cos", "erf", "exp", "isfinite", "log", "matmul", "relu", "sigmoid", "sin", "sqrt", "tanh",
     "tril", "triu", "where", "mm", "bmm", "einsum", "norm",
     "all", "any", "argmax", "argmin", "cumsum", "log_softmax", "logsumexp", "max", "mean", "min", "softmax",
     "std", "sum", "var",
     "gather", "scatter", "scatter_add", "index_select", "index_add", "masked_fill", "sort", "argsort", "topk",
-    "cat", "chunk", "flatten", "narrow", "permute", "reshape", "split", "squeeze", "stack", "t", "transpose",
-    "unsqueeze",
+    "cat", "chunk", "flatten", "flip", "narrow", "permute", "reshape", "split", "squeeze", "stack", "t", "transpose",
+    "unbind", "unsqueeze",
     "SparseTensor", "sparse_coo_tensor",
     "save", "load",
 ]

@@ -263,6 +263,13 @@ def _cases():
         c("norm_p1_5", lambda m, a: a.norm(p=1.5), x34),
         c("norm_inf", lambda m, a: a.norm(p=float("inf"), dim=1), x34),
         c("norm_neg_inf", lambda m, a: a.norm(p=float("-inf")), x34),
+        c("erf", lambda m, a: a.erf(), x34),
+        c("erf_fn", lambda m, a: m.erf(a * 3), x34),
+        c("flip", lambda m, a: a.flip(0) * a, x34),
+        c("flip_dims", lambda m, a: m.flip(a, (0, -1)), x234),
+        c("unbind", lambda m, a: a.unbind(1)[2] * a.unbind()[0][1], x34),
+        c("F_softmax", lambda m, a: m.nn.functional.softmax(a, dim=0), x34),
+        c("F_softmax_dtype", lambda m, a: m.nn.functional.softmax(a, -1, dtype=a.dtype), x234),
     ]
 
 

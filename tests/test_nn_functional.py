@@ -557,8 +557,8 @@ def test_cross_entropy_property_matches_torch(n, c, smoothing, reduction, weight
 
 
 def test_module_doc_names_everything_exported():
-    assert set(F.__all__) == {"linear", "relu", "embedding", "log_softmax", "mse_loss", "nll_loss",
-                              "cross_entropy"}
+    assert set(F.__all__) == {"linear", "relu", "embedding", "log_softmax", "softmax", "one_hot", "mse_loss",
+                              "nll_loss", "cross_entropy"}
     for name in F.__all__:
         doc = getattr(F, name).__doc__
         assert doc and re.search(r"Examples\n\s+-+", doc), name

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import lucid
+from helpers import raised as _raised
 from lucid import nn
 
 torch = pytest.importorskip("torch")
@@ -128,13 +129,6 @@ def test_zero_element_tensors_warn_and_stay_as_they_are():
         nn.init.kaiming_normal_(lucid.empty(3, 0))
     assert nn.init.orthogonal_(lucid.empty(0, 3)).shape == (0, 3)
 
-
-def _raised(fn):
-    try:
-        fn()
-    except Exception as exc:  # noqa: BLE001
-        return exc
-    return None
 
 
 @pytest.mark.parametrize("call", [

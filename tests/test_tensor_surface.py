@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import lucid
+from helpers import raised as _raised
 from conftest import DEVICES
 from op_cases import SURFACE
 from tolerances import PARITY, close
@@ -78,6 +79,47 @@ def test_indices_and_integer_results_match_torch(name, fn, device):
     array = TIES if "cumsum_long" not in name else np.array([[1, 2, 3], [4, 5, 6]])
     ours, theirs = _both(fn, array, device)
     _same(ours, theirs)
+
+
+@pytest.mark.parametrize("name", ["eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or"])
+def test_comparison_methods_match_torch(name, device):
+    a, b = np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]]), np.array([2.0, 2.0, 2.0])
+    if name.startswith("logical"):
+        a, b = a > 1.5, b > 2.5
+    ours = getattr(lucid.tensor(a, device=device), name)(lucid.tensor(b, device=device))
+    theirs = getattr(torch.tensor(a), name)(torch.tensor(b))
+    _same(ours, theirs)
+    assert ours.dtype is lucid.bool
+
+
+@pytest.mark.parametrize("name,args", [
+    ("masked_fill_", lambda m: (m.tensor([True, False, True]), -1.0)),
+    ("scatter_", lambda m: (1, m.tensor([[2], [0]]), 5.0)),
+    ("scatter_add_", lambda m: (0, m.tensor([[1, 1, 0]]), m.ones(1, 3, dtype=m.float64))),
+    ("index_add_", lambda m: (1, m.tensor([2, 2]), m.ones(2, 2, dtype=m.float64))),
+])
+def test_in_place_variants_write_into_self_as_torch(name, args, device):
+    ours = lucid.tensor(np.arange(6.0).reshape(2, 3), device=device)
+    theirs = torch.tensor(np.arange(6.0).reshape(2, 3))
+    version = ours._version
+    out = getattr(ours, name)(*[a.to(device) if isinstance(a, lucid.Tensor) else a for a in args(lucid)])
+    getattr(theirs, name)(*args(torch))
+    assert out is ours and ours._version > version
+    _same(ours, theirs)
+
+
+def test_one_hot_matches_torch(device):
+    import torch.nn.functional as TF
+
+    for values, classes in [([0, 3, 1], -1), ([[1, 0], [2, 2]], 4), ([], 3)]:
+        ours = lucid.nn.functional.one_hot(lucid.tensor(values, dtype=lucid.int64, device=device), classes)
+        _same(ours, TF.one_hot(torch.tensor(values, dtype=torch.int64), classes))
+        assert ours.device == device
+    for values, classes in [([0, 3], 2), ([-1], -1), ([], -1)]:
+        ours = _raised(lambda: lucid.nn.functional.one_hot(lucid.tensor(values, dtype=lucid.int64), classes))
+        theirs = _raised(lambda: TF.one_hot(torch.tensor(values, dtype=torch.int64), classes))
+        assert type(ours) is type(theirs) is RuntimeError
+    assert type(_raised(lambda: lucid.nn.functional.one_hot(lucid.tensor([0.0])))) is RuntimeError
 
 
 def test_topk_indices_match_torch_without_ties(device):
@@ -274,13 +316,6 @@ def test_inference_mode_records_nothing_and_restores():
 
 # --- bad arguments: torch's error types -----------------------------------------------------------
 
-
-def _raised(fn):
-    try:
-        fn()
-    except Exception as exc:  # noqa: BLE001 - compared by type
-        return exc
-    return None
 
 
 def _i(m, values):

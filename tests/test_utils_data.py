@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import lucid
+from helpers import raised as _raised
 from lucid.utils import data
 
 torch = pytest.importorskip("torch")
@@ -188,13 +189,6 @@ def test_iterable_datasets_batch_as_torch(batch_size, drop_last):
     theirs = tdata.DataLoader(_Stream.make(torch), batch_size=batch_size, drop_last=drop_last)
     assert [_plain(b) for b in ours] == [_plain(b) for b in theirs] and len(ours) == len(theirs)
 
-
-def _raised(fn):
-    try:
-        fn()
-    except Exception as exc:  # noqa: BLE001
-        return exc
-    return None
 
 
 @pytest.mark.parametrize("kwargs", [

@@ -170,6 +170,9 @@ class Backend:
     def sin(self, a):
         return self._xp.sin(a)
 
+    def erf(self, a):
+        return self._xp.erf(a)
+
     def cos(self, a):
         return self._xp.cos(a)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _dtype
@@ -52,6 +54,9 @@ class NumpyBackend(Backend):
         # exp of a non-positive number only, so large |a| neither overflows nor warns
         e = np.exp(-np.abs(a))
         return np.where(a >= 0, 1 / (1 + e), e / (1 + e))
+
+    def erf(self, a):
+        return _erf(a)
 
     def getitem(self, a, index):
         if len(index) == 1 and isinstance(index[0], np.ndarray) and index[0].dtype.kind == "i" and a.ndim:
@@ -137,3 +142,11 @@ class NumpyBackend(Backend):
         getattr(np, name)(a, *args, out=a)
         return a
 
+
+_erf_double = np.frompyfunc(math.erf, 1, 1)  # NumPy has no erf: libm's, element by element
+
+
+def _erf(a):
+    """The error function of a NumPy array, computed in float64 (libm) and rounded to its dtype."""
+    a = np.asarray(a)
+    return np.asarray(_erf_double(a.astype(np.float64)), dtype=np.float64).astype(a.dtype, copy=False)

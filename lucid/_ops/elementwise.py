@@ -592,6 +592,22 @@ def cos(a):
     return _unary("CosBackward", a, lambda b, x: b.cos(x), lambda b, x, y: b.negative(b.sin(x)))
 
 
+_TWO_OVER_SQRT_PI = 1.1283791670955126
+
+
+def erf(a):
+    """The error function ``2/sqrt(pi) * integral of exp(-t**2) from 0 to a`` (integers give float32).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.erf(lucid.tensor([0.0, 1.0], dtype=lucid.float64))
+    tensor([0.        , 0.84270079], dtype=lucid.float64)
+    """
+    return _unary("ErfBackward", a, lambda b, x: b.erf(x),
+                  lambda b, x, y: b.multiply(_TWO_OVER_SQRT_PI, b.exp(b.negative(b.multiply(x, x)))))
+
+
 def _triangle(a, diagonal, lower):
     name = "tril" if lower else "triu"
     if a.ndim < 2:

@@ -83,6 +83,144 @@ def _eq(self, other):
     return ew.compare("equal", self, other)
 
 
+def _ne(self, other):
+    """``self != other`` elementwise, as a bool tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([1, 2]).ne(2)
+    tensor([ True, False])
+    """
+    return ew.compare("not_equal", self, other)
+
+
+def _lt(self, other):
+    """``self < other`` elementwise, as a bool tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([1, 2]).lt(2)
+    tensor([ True, False])
+    """
+    return ew.compare("less", self, other)
+
+
+def _le(self, other):
+    """``self <= other`` elementwise, as a bool tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([1, 2]).le(1)
+    tensor([ True, False])
+    """
+    return ew.compare("less_equal", self, other)
+
+
+def _gt(self, other):
+    """``self > other`` elementwise, as a bool tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([1, 2]).gt(1)
+    tensor([False,  True])
+    """
+    return ew.compare("greater", self, other)
+
+
+def _ge(self, other):
+    """``self >= other`` elementwise, as a bool tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([1, 2]).ge(2)
+    tensor([False,  True])
+    """
+    return ew.compare("greater_equal", self, other)
+
+
+def _logical_and(self, other):
+    """``self and other`` elementwise, as a bool tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([True, True]).logical_and(lucid.tensor([True, False]))
+    tensor([ True, False])
+    """
+    return ew.logical("logical_and", self, other)
+
+
+def _logical_or(self, other):
+    """``self or other`` elementwise, as a bool tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([False, True]).logical_or(lucid.tensor([False, False]))
+    tensor([False,  True])
+    """
+    return ew.logical("logical_or", self, other)
+
+
+def _masked_fill_(self, mask, value):
+    """In place :meth:`masked_fill`: the result written into this tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.zeros(2, 3)
+    >>> _ = x.masked_fill_(lucid.tensor([True, False, True]), 1.0)
+    >>> x
+    tensor([[1., 0., 1.],
+            [1., 0., 1.]])
+    """
+    return self.copy_(scatter.masked_fill(self, mask, value))
+
+
+def _scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    """In place :meth:`scatter`: the result written into this tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.zeros(2, 3).scatter_(1, lucid.tensor([[2], [0]]), 5.0)
+    tensor([[0., 0., 5.],
+            [5., 0., 0.]])
+    """
+    return self.copy_(scatter.scatter(self, dim, index, src, value=value, reduce=reduce))
+
+
+def _scatter_add_(self, dim, index, src):
+    """In place :meth:`scatter_add`: the result written into this tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.zeros(2, 3).scatter_add_(0, lucid.tensor([[1, 1, 0]]), lucid.ones(1, 3))
+    tensor([[0., 0., 1.],
+            [1., 1., 0.]])
+    """
+    return self.copy_(scatter.scatter_add(self, dim, index, src))
+
+
+def _index_add_(self, dim, index, source, *, alpha=1):
+    """In place :meth:`index_add`: the result written into this tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.zeros(2, 3).index_add_(1, lucid.tensor([2, 2]), lucid.ones(2, 2))
+    tensor([[0., 0., 2.],
+            [0., 0., 2.]])
+    """
+    return self.copy_(scatter.index_add(self, dim, index, source, alpha=alpha))
+
+
 def _like_self(self, dtype, device):
     return {"dtype": self.dtype if dtype is None else dtype, "device": self.device if device is None else device}
 
@@ -198,7 +336,7 @@ METHODS = {
     "transpose": shape.transpose, "unsqueeze": shape.unsqueeze, "squeeze": shape.squeeze,
     "flatten": shape.flatten,
     # the wider torch surface
-    "sin": ew.sin, "cos": ew.cos, "tril": ew.tril, "triu": ew.triu,
+    "sin": ew.sin, "cos": ew.cos, "erf": ew.erf, "tril": ew.tril, "triu": ew.triu,
     "softmax": reduction.softmax, "logsumexp": reduction.logsumexp, "cumsum": reduction.cumsum,
     "argmax": reduction.argmax, "argmin": reduction.argmin, "var": reduction.var, "std": reduction.std,
     "t": shape.t, "narrow": shape.narrow, "split": shape.split, "chunk": shape.chunk,
@@ -209,7 +347,10 @@ METHODS = {
     "index_select": scatter.index_select, "index_add": scatter.index_add, "masked_fill": scatter.masked_fill,
     "sort": sorting.sort, "argsort": sorting.argsort, "topk": sorting.topk,
     "new_zeros": _new_zeros, "new_ones": _new_ones, "new_empty": _new_empty, "new_full": _new_full,
-    "new_tensor": _new_tensor, "type": _type,
+    "new_tensor": _new_tensor, "type": _type, "flip": shape.flip, "unbind": shape.unbind,
+    "logical_and": _logical_and, "logical_or": _logical_or,
+    "ne": _ne, "lt": _lt, "le": _le, "gt": _gt, "ge": _ge,
+    "masked_fill_": _masked_fill_, "scatter_": _scatter_, "scatter_add_": _scatter_add_, "index_add_": _index_add_,
 }
 
 for _name, _fn in METHODS.items():

@@ -419,3 +419,42 @@ def repeat(a, *sizes):
     for r, s in zip(sizes, shape):
         expanded += [r, s]
     return reshape(expand(reshape(a, paired), expanded), [r * s for r, s in zip(sizes, shape)])
+
+
+def flip(a, dims):
+    """``a`` with the order of its elements reversed along each dimension in ``dims``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([[1, 2], [3, 4]]).flip(1)
+    tensor([[2, 1],
+            [4, 3]])
+    """
+    axes = _axes(a, dims)
+    backend = a._backend
+
+    def reverse(array):
+        for axis in axes:
+            array = backend.flip(array, axis)
+        return array
+
+    out = a._like(reverse(a._data) if axes else backend.copy(a._data))
+    return record(out, "FlipBackward", (a,), lambda g: (reverse(g),))
+
+
+def unbind(a, dim=0):
+    """The slices of ``a`` along ``dim``, as a tuple of views without that dimension.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([[1, 2], [3, 4]]).unbind(1)
+    (tensor([1, 3]), tensor([2, 4]))
+    """
+    if a.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    (axis,) = _axes(a, dim)
+    from .indexing import getitem
+
+    return tuple(getitem(a, (slice(None),) * axis + (i,)) for i in range(a.shape[axis]))

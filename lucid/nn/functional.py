@@ -15,7 +15,7 @@ import lucid
 from .._autograd import record
 from .._tensor import Tensor
 
-__all__ = ["linear", "relu", "embedding", "log_softmax", "mse_loss", "nll_loss", "cross_entropy"]
+__all__ = ["linear", "relu", "embedding", "log_softmax", "softmax", "one_hot", "mse_loss", "nll_loss", "cross_entropy"]
 
 _INPLACE_REASON = (
     "inplace=True is not supported: lucid does not record in-place operations in the autograd graph; "
@@ -316,6 +316,17 @@ def _sparse_embedding_backward(backend, index, rows, dim, dtype, padding_idx, sc
 
 
 # --- losses ----------------------------------------------------------------------------------
+def _implicit_dim(input, dim, name: str, stacklevel: int) -> int:
+    """``dim``, or torch's deprecated choice when it is omitted (with its warning)."""
+    if dim is not None:
+        return dim
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
+        stacklevel=stacklevel + 1,
+    )
+    return 0 if input.ndim in (0, 1, 3) else 1
+
+
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """``input - logsumexp(input, dim)``: the log of the softmax along ``dim``, computed stably.
 
@@ -337,16 +348,71 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     True
     """
     _require_tensor(input, "input", "log_softmax", 1)
-    if dim is None:
-        warnings.warn(
-            "Implicit dimension choice for log_softmax has been deprecated. Change the call to include dim=X "
-            "as an argument.",
-            stacklevel=_stacklevel,
-        )
-        dim = 0 if input.ndim in (0, 1, 3) else 1
+    dim = _implicit_dim(input, dim, "log_softmax", _stacklevel)
     if dtype is not None:
         input = input.to(dtype)
     return lucid.log_softmax(input, dim)
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``exp(input) / sum(exp(input))`` along ``dim``, computed stably (see :func:`lucid.softmax`).
+
+    Parameters
+    ----------
+    input : Tensor
+    dim : int
+        The dimension to normalise; omitting it is deprecated, as for :func:`log_softmax`.
+    dtype : lucid.dtype, optional
+        Cast the input to this dtype first.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> F.softmax(lucid.tensor([[0.0, 0.0], [0.0, 0.0]]), dim=1)
+    tensor([[0.5, 0.5],
+            [0.5, 0.5]])
+    """
+    _require_tensor(input, "input", "softmax", 1)
+    return lucid.softmax(input, _implicit_dim(input, dim, "softmax", _stacklevel), dtype=dtype)
+
+
+def one_hot(tensor, num_classes=-1):
+    """The int64 one-hot encoding of the class indices in ``tensor``: shape ``tensor.shape + (num_classes,)``.
+
+    Parameters
+    ----------
+    tensor : Tensor
+        int64 class indices, non-negative.
+    num_classes : int, default -1
+        The number of classes; -1 means one more than the largest index.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> F.one_hot(lucid.tensor([0, 2]))
+    tensor([[1, 0, 0],
+            [0, 0, 1]])
+    >>> F.one_hot(lucid.tensor([1]), num_classes=4)
+    tensor([[0, 1, 0, 0]])
+    """
+    _require_tensor(tensor, "tensor", "one_hot", 1)
+    if tensor.dtype is not lucid.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    empty = tensor.numel() == 0
+    if not empty and bool((tensor < 0).any()):
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        if empty:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(tensor.max().item()) + 1
+    elif num_classes < 1 and not empty:
+        raise RuntimeError("num_classes should be positive")
+    elif not empty and int(tensor.max().item()) >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    classes = lucid.arange(num_classes, device=tensor.device)
+    return (tensor.unsqueeze(-1) == classes).long()
 
 
 def mse_loss(input, target, reduction="mean"):
