@@ -122,6 +122,18 @@ def test_one_hot_matches_torch(device):
     assert type(_raised(lambda: lucid.nn.functional.one_hot(lucid.tensor([0.0])))) is RuntimeError
 
 
+@pytest.mark.parametrize("name", ["maximum", "minimum", "max", "min"])
+def test_elementwise_extremes_share_ties_as_torch(name, device):
+    a, b = np.array([1.0, 2.0, 3.0, 2.0]), np.array([1.0, 3.0, 2.0, 2.0])
+    ours = [lucid.tensor(v, dtype=lucid.float64, device=device, requires_grad=True) for v in (a, b)]
+    theirs = [torch.tensor(v, requires_grad=True) for v in (a, b)]
+    getattr(lucid, name)(*ours).sum().backward()
+    getattr(torch, name)(*theirs).sum().backward()
+    for mine, reference in zip(ours, theirs):
+        np.testing.assert_array_equal(mine.grad.cpu().numpy(), reference.grad.numpy())
+    assert type(_raised(lambda: lucid.maximum(ours[0], 2.0))) is type(_raised(lambda: torch.maximum(theirs[0], 2.0)))
+
+
 def test_topk_indices_match_torch_without_ties(device):
     array = np.random.default_rng(0).permutation(24).reshape(4, 6).astype(np.float64)
     for k, dim, largest in [(3, -1, True), (2, 0, False), (6, 1, True), (0, 1, True)]:

@@ -53,22 +53,26 @@ def coerce(a, b, floating=False):
     return (a if a.dtype is dtype else a.to(dtype)), (b if b.dtype is dtype else b.to(dtype))
 
 
-def add(a, b):
-    """``a + b`` with broadcasting and torch's type promotion (either may be a number).
+def add(a, b, *, alpha=1):
+    """``a + alpha * b`` with broadcasting and torch's type promotion (either may be a number).
 
     Examples
     --------
     >>> import lucid
     >>> lucid.tensor([1, 2]) + 0.5
     tensor([1.5, 2.5])
+    >>> lucid.add(lucid.tensor([1.0, 2.0]), lucid.tensor([1.0, 1.0]), alpha=-2)
+    tensor([-1.,  0.])
     """
+    if alpha != 1:
+        b = mul(b, alpha)
     a, b = coerce(a, b)
     out = a._like(a._backend.add(a._data, b._data))
     return record(out, "AddBackward", (a, b), lambda g: (g, g))
 
 
-def sub(a, b):
-    """``a - b`` with broadcasting and torch's type promotion.
+def sub(a, b, *, alpha=1):
+    """``a - alpha * b`` with broadcasting and torch's type promotion.
 
     Examples
     --------
@@ -76,6 +80,8 @@ def sub(a, b):
     >>> lucid.tensor([[1.0], [2.0]]) - lucid.tensor([1.0, 2.0])
     tensor([[ 0., -1.],
             [ 1.,  0.]])
+    >>> lucid.tensor([1.0, 2.0]).sub(lucid.tensor([1.0, 1.0]), alpha=2)
+    tensor([-1.,  0.])
     """
     bools = [isinstance(x, bool) or (isinstance(x, Tensor) and x.dtype is _dtype.bool_) for x in (a, b)]
     if all(bools):
@@ -88,6 +94,8 @@ def sub(a, b):
             "Subtraction, the `-` operator, with a bool tensor is not supported. "
             "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
+    if alpha != 1:
+        b = mul(b, alpha)
     a, b = coerce(a, b)
     backend = a._backend
     out = a._like(backend.subtract(a._data, b._data))
@@ -590,6 +598,53 @@ def cos(a):
     tensor([1.])
     """
     return _unary("CosBackward", a, lambda b, x: b.cos(x), lambda b, x, y: b.negative(b.sin(x)))
+
+
+def _extremum(a, b, largest: bool):
+    name = "maximum" if largest else "minimum"
+    for position, t in ((1, a), (2, b)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): argument '{'input' if position == 1 else 'other'}' (position {position}) "
+                            f"must be Tensor, not {type(t).__name__}")
+    a, b = coerce(a, b)
+    backend, x, y = a._backend, a._data, b._data
+    out = a._like(backend.maximum(x, y) if largest else backend.minimum(x, y))
+
+    def backward(g):
+        # ties share the gradient half and half, as torch's
+        half = backend.multiply(g, 0.5)
+        a_wins = backend.compare("greater" if largest else "less", x, y)
+        tie = backend.compare("equal", x, y)
+        zeros = backend.zeros_like(g)
+        ga = backend.where(a_wins, g, backend.where(tie, half, zeros))
+        gb = backend.where(a_wins, zeros, backend.where(tie, half, g))
+        return ga, gb
+
+    return record(out, "MaximumBackward" if largest else "MinimumBackward", (a, b), backward, saved=(a, b))
+
+
+def maximum(input, other):
+    """The elementwise larger of two tensors (broadcast, promoted); ties share the gradient.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.maximum(lucid.tensor([1.0, 4.0]), lucid.tensor([3.0, 2.0]))
+    tensor([3., 4.])
+    """
+    return _extremum(input, other, largest=True)
+
+
+def minimum(input, other):
+    """The elementwise smaller of two tensors (see :func:`maximum`).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.minimum(lucid.tensor([1, 4]), lucid.tensor([3, 2]))
+    tensor([1, 2])
+    """
+    return _extremum(input, other, largest=False)
 
 
 _TWO_OVER_SQRT_PI = 1.1283791670955126

@@ -131,11 +131,6 @@ def einsum(equation, *operands):
     *operands : Tensor
         Of one dtype and device.
 
-    Notes
-    -----
-    The gradient of an operand whose subscripts repeat a letter (``"ii->i"``) is not
-    implemented: backward through one raises.
-
     Examples
     --------
     >>> import lucid
@@ -168,23 +163,35 @@ def einsum(equation, *operands):
         squeezed.append(term2)
     out = operands[0]._like(backend.einsum(",".join(squeezed) + "->" + output, *arrays))
 
+    spare = [c for c in string.ascii_letters if c not in set("".join(squeezed) + output)]
+    dtype = operands[0].dtype
+
     def backward(g):
         grads = []
         for i, (term, t) in enumerate(zip(squeezed, operands)):
             if not t.requires_grad:
                 grads.append(None)
                 continue
-            if len(set(term)) != len(term):
-                raise RuntimeError(f"einsum(): the gradient of an operand with a repeated subscript ({term}) is not "
-                                   "implemented")
             others = [s for j, s in enumerate(squeezed) if j != i]
             present = set(output).union(*others) if others else set(output)
-            reduced = "".join(c for c in term if c in present)
+            unique = "".join(dict.fromkeys(term))  # a repeated letter is a diagonal: one index
+            reduced = "".join(c for c in unique if c in present)
             grad = backend.einsum(",".join([output] + others) + "->" + reduced, g,
                                   *[a for j, a in enumerate(arrays) if j != i])
-            if reduced != term:  # letters only this operand had were summed: their gradient is broadcast
-                grad = backend.reshape(grad, [sizes[c] if c in present else 1 for c in term])
-                grad = backend.broadcast_to(grad, [sizes[c] for c in term])
+            if reduced != unique:  # letters only this operand had were summed: their gradient is broadcast
+                grad = backend.reshape(grad, [sizes[c] if c in present else 1 for c in unique])
+                grad = backend.broadcast_to(grad, [sizes[c] for c in unique])
+            if unique != term:  # back onto the diagonal: one identity matrix per repeat
+                fresh, full, diagonals, eyes = iter(spare), [], [], []
+                for position, c in enumerate(term):
+                    if c in term[:position]:
+                        f = next(fresh)
+                        full.append(f)
+                        diagonals.append(c + f)
+                        eyes.append(backend.eye(sizes[c], sizes[c], dtype))
+                    else:
+                        full.append(c)
+                grad = backend.einsum(",".join([unique] + diagonals) + "->" + "".join(full), grad, *eyes)
             grads.append(backend.reshape(grad, t.shape))
         return tuple(grads)
 

@@ -8,37 +8,6 @@ from . import elementwise as ew
 from . import indexing, linalg, reduction, scatter, shape, sorting
 
 
-def _add(self, other, alpha=1):
-    """``self + alpha * other``.
-
-    Examples
-    --------
-    >>> import lucid
-    >>> lucid.tensor([1.0, 2.0]).add(lucid.tensor([1.0, 1.0]), alpha=-2)
-    tensor([-1.,  0.])
-    """
-    return ew.add(self, other if alpha == 1 else ew.mul(other, alpha))
-
-
-def _sub(self, other, alpha=1):
-    """``self - alpha * other``.
-
-    Parameters
-    ----------
-    other : Tensor or number
-        Broadcast against ``self``.
-    alpha : number, default 1
-        The factor on ``other``.
-
-    Examples
-    --------
-    >>> import lucid
-    >>> lucid.tensor([1.0, 2.0]).sub(lucid.tensor([1.0, 1.0]), alpha=2)
-    tensor([-1.,  0.])
-    """
-    return ew.sub(self, other if alpha == 1 else ew.mul(other, alpha))
-
-
 def _operator(fn):
     """A binary operator that lets Python try the other operand for types lucid can't use.
 
@@ -325,7 +294,7 @@ METHODS = {
     "__or__": lambda s, o: ew.logical("logical_or", s, o),
     "__xor__": lambda s, o: ew.logical("logical_xor", s, o),
     "__getitem__": indexing.getitem,
-    "add": _add, "sub": _sub, "mul": ew.mul, "div": ew.div, "pow": ew.pow, "matmul": ew.matmul,
+    "add": ew.add, "sub": ew.sub, "mul": ew.mul, "div": ew.div, "pow": ew.pow, "matmul": ew.matmul,
     "neg": ew.neg, "exp": ew.exp, "log": ew.log, "sqrt": ew.sqrt, "abs": ew.abs, "sign": ew.sign,
     "tanh": ew.tanh, "sigmoid": ew.sigmoid, "relu": ew.relu, "clamp": ew.clamp, "clip": ew.clamp,
     "isfinite": ew.isfinite, "logical_not": ew.logical_not,
@@ -336,7 +305,7 @@ METHODS = {
     "transpose": shape.transpose, "unsqueeze": shape.unsqueeze, "squeeze": shape.squeeze,
     "flatten": shape.flatten,
     # the wider torch surface
-    "sin": ew.sin, "cos": ew.cos, "erf": ew.erf, "tril": ew.tril, "triu": ew.triu,
+    "sin": ew.sin, "cos": ew.cos, "erf": ew.erf, "maximum": ew.maximum, "minimum": ew.minimum, "tril": ew.tril, "triu": ew.triu,
     "softmax": reduction.softmax, "logsumexp": reduction.logsumexp, "cumsum": reduction.cumsum,
     "argmax": reduction.argmax, "argmin": reduction.argmin, "var": reduction.var, "std": reduction.std,
     "t": shape.t, "narrow": shape.narrow, "split": shape.split, "chunk": shape.chunk,

@@ -162,7 +162,8 @@ def _extreme(a, dim, keepdim, largest):
 
 
 def max(a, dim=None, keepdim=False):
-    """The largest element, or with ``dim`` the ``(values, indices)`` along one dimension.
+    """The largest element, or with ``dim`` the ``(values, indices)`` along one dimension;
+    with a tensor in place of ``dim``, the elementwise :func:`lucid.maximum`.
 
     Parameters
     ----------
@@ -183,6 +184,8 @@ def max(a, dim=None, keepdim=False):
     >>> values, indices
     (tensor([5., 7.]), tensor([1, 0]))
     """
+    if isinstance(dim, Tensor):
+        return ew.maximum(a, dim)
     return _extreme(a, dim, keepdim, largest=True)
 
 
@@ -195,6 +198,8 @@ def min(a, dim=None, keepdim=False):
     >>> lucid.min(lucid.tensor([[1.0, 5.0], [7.0, 0.0]]), 0).indices
     tensor([0, 1])
     """
+    if isinstance(dim, Tensor):
+        return ew.minimum(a, dim)
     return _extreme(a, dim, keepdim, largest=False)
 
 
