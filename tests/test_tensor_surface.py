@@ -402,3 +402,55 @@ def test_bad_arguments_raise_torchs_error_type(name, recwarn):
     assert ours is not None, f"lucid accepted what torch refuses ({type(theirs).__name__}: {theirs})"
     assert isinstance(ours, type(theirs)), f"lucid raised {type(ours).__name__}: {ours}; torch {type(theirs).__name__}"
     assert str(ours), "the message says what was wrong"
+
+
+# --- shapes hypothesis draws ----------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402 - this section's own imports
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra.numpy import array_shapes  # noqa: E402
+
+
+def _dim_ops():
+    """Ops of (module, tensor, dim) -> tensor, each differentiable, for any shape with a dimension."""
+    return {
+        "softmax": lambda m, x, d: x.softmax(d),
+        "log_softmax": lambda m, x, d: x.log_softmax(d),
+        "cumsum": lambda m, x, d: x.cumsum(d),
+        "sort": lambda m, x, d: x.sort(dim=d, descending=True).values,
+        "norm": lambda m, x, d: x.norm(dim=d),
+        "norm_3": lambda m, x, d: x.norm(p=3, dim=d, keepdim=True),
+        "var": lambda m, x, d: x.var(d),
+        "logsumexp": lambda m, x, d: x.logsumexp(d),
+        "chunk": lambda m, x, d: m.cat(x.chunk(2, d)[::-1], d),
+        "split": lambda m, x, d: x.split(1, d)[-1] * 2,
+        "flip": lambda m, x, d: x.flip(d) * x,
+        "gather": lambda m, x, d: x.gather(d, x.argsort(dim=d)),
+        "narrow": lambda m, x, d: x.narrow(d, x.shape[d] // 2, (x.shape[d] + 1) // 2),
+        "index_select": lambda m, x, d: x.index_select(d, m.tensor([0, x.shape[d] - 1, 0])),
+        "topk": lambda m, x, d: x.topk(1, dim=d).values,
+        "einsum_last": lambda m, x, d: m.einsum("...i,...i->...", x, x),
+    }
+
+
+DIM_OPS = _dim_ops()
+
+
+@pytest.mark.parametrize("name", sorted(DIM_OPS))
+@settings(max_examples=10, deadline=None)
+@given(shape=array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=4), data=st.data())
+def test_dim_ops_match_torch_on_drawn_shapes(name, shape, data):
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1), label="dim")
+    seed = data.draw(st.integers(0, 2**16), label="seed")
+    # distinct values, so sorts and argsorts have no ties to order differently
+    array = np.random.default_rng(seed).permutation(np.prod(shape)).reshape(shape) / np.prod(shape) - 0.5
+    ours, theirs = _pair(array, "float64", "cpu")
+    fn = DIM_OPS[name]
+    with np.errstate(divide="ignore", invalid="ignore"):  # var of one element is nan, as torch's
+        out, expected = fn(lucid, ours, dim), fn(torch, theirs, dim)
+    assert out.shape == tuple(expected.shape)
+    close(out.detach().numpy(), expected.detach().numpy(), "float64")
+    cotangent = np.random.default_rng(seed + 1).standard_normal(out.shape)
+    out.backward(lucid.tensor(cotangent, dtype=lucid.float64))
+    expected.backward(torch.tensor(cotangent))
+    close(ours.grad.numpy(), theirs.grad.numpy(), "float64")
