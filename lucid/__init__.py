@@ -22,8 +22,9 @@ from ._factory import (arange, empty, empty_like, eye, from_numpy, full, full_li
                        manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm, seed,
                        tensor, zeros, zeros_like)
 from ._ops import methods as _methods  # noqa: F401 - attaches the ops to Tensor
-from ._ops.elementwise import (abs, add, clamp, cos, div, erf, exp, isfinite, log, matmul, maximum, minimum, mul, neg,
-                               pow, relu, sigmoid, sign, sin, sqrt, sub, tanh, tril, triu, where)
+from ._ops.elementwise import (abs, add, ceil, clamp, cos, div, erf, exp, floor, floor_divide, isfinite, log, matmul,
+                               maximum, minimum, mul, neg, pow, relu, remainder, round, sigmoid, sign, sin, sqrt, sub,
+                               tanh, tril, triu, where)
 from ._ops.linalg import bmm, einsum, mm, norm
 from ._ops.reduction import (all, any, argmax, argmin, cumsum, log_softmax, logsumexp, max, mean, min, softmax, std,
                              sum, var)
@@ -65,7 +66,8 @@ __all__ = [
     "randn", "rand", "randn_like", "rand_like", "randint", "randperm", "arange", "linspace", "from_numpy",
     "manual_seed", "initial_seed", "seed",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_available",
-    "add", "sub", "mul", "div", "pow", "neg", "sign", "maximum", "minimum",
+    "add", "sub", "mul", "div", "pow", "neg", "sign", "maximum", "minimum", "remainder", "floor_divide",
+    "floor", "ceil", "round",
     "abs", "clamp", "clip", "cos", "erf", "exp", "isfinite", "log", "matmul", "relu", "sigmoid", "sin", "sqrt", "tanh",
     "tril", "triu", "where", "mm", "bmm", "einsum", "norm",
     "all", "any", "argmax", "argmin", "cumsum", "log_softmax", "logsumexp", "max", "mean", "min", "softmax",

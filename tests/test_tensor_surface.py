@@ -134,6 +134,20 @@ def test_elementwise_extremes_share_ties_as_torch(name, device):
     assert type(_raised(lambda: lucid.maximum(ours[0], 2.0))) is type(_raised(lambda: torch.maximum(theirs[0], 2.0)))
 
 
+@pytest.mark.parametrize("fn", [
+    lambda m: m.tensor([-7, 7, 0, 5]) // 2, lambda m: m.tensor([-7, 7, 9]) % m.tensor([3, -3, 4]),
+    lambda m: 7 % m.tensor([3, -3]), lambda m: -7 // m.tensor([2, -2]), lambda m: m.tensor([-3.5, 2.5, 7.0]) // 2,
+    lambda m: m.floor_divide(m.tensor([-3.5, 2.5]), -1.5), lambda m: m.tensor([1, -2]).floor(),
+    lambda m: m.tensor([0.5, 1.5, 2.5, -0.5, -1.5, 2.4]).round(), lambda m: m.ceil(m.tensor([-0.5, 0.2])),
+], ids=lambda f: "")
+def test_integer_and_rounding_results_match_torch(fn, device):
+    with lucid.no_grad():
+        ours = fn(lucid).to(device)
+    theirs = fn(torch)
+    _same(ours, theirs)
+    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+
+
 def test_topk_indices_match_torch_without_ties(device):
     array = np.random.default_rng(0).permutation(24).reshape(4, 6).astype(np.float64)
     for k, dim, largest in [(3, -1, True), (2, 0, False), (6, 1, True), (0, 1, True)]:
@@ -392,6 +406,8 @@ BAD = {
     "expand_fewer": lambda m: m.zeros(2, 3).expand(3),
     "repeat_fewer": lambda m: m.zeros(2, 3).repeat(2),
     "type_name": lambda m: m.zeros(2).type("foo"),
+    "integer_remainder_by_zero": lambda m: m.tensor([1, 2]) % m.tensor([1, 0]),
+    "integer_floor_divide_by_zero": lambda m: m.tensor([1, 2]) // 0,
 }
 
 

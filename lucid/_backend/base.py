@@ -173,6 +173,24 @@ class Backend:
     def erf(self, a):
         return self._xp.erf(a)
 
+    def floor(self, a):
+        return self._xp.floor(a)
+
+    def ceil(self, a):
+        return self._xp.ceil(a)
+
+    def round(self, a):
+        """To the nearest integer, halves to even (as torch)."""
+        return self._xp.round(a)
+
+    def remainder(self, a, b):
+        """``a - floor(a / b) * b``: the sign of ``b``, as Python's ``%`` and torch's."""
+        return self._xp.remainder(a, b)
+
+    def floor_divide(self, a, b):
+        """``floor(a / b)``, as Python's ``//`` and torch's."""
+        return self._xp.floor_divide(a, b)
+
     def cos(self, a):
         return self._xp.cos(a)
 

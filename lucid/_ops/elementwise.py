@@ -647,6 +647,89 @@ def minimum(input, other):
     return _extremum(input, other, largest=False)
 
 
+def _check_integer_divisor(b) -> None:
+    if not b.dtype.is_floating_point and b.numel() and not bool(b._backend.item(b._backend.all(b._data))):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def remainder(a, b):
+    """``a - floor(a / b) * b`` elementwise: the remainder with the sign of ``b``, as Python's ``%``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([-7, 7]) % 3
+    tensor([2, 1])
+    >>> lucid.remainder(lucid.tensor([5.0, -5.0]), 3.0)
+    tensor([2., 1.])
+    """
+    a, b = coerce(a, b)
+    _check_integer_divisor(b)
+    backend, x, y = a._backend, a._data, b._data
+    out = a._like(backend.remainder(x, y))
+    return record(out, "RemainderBackward", (a, b), lambda g: (
+        g, backend.negative(backend.multiply(g, backend.floor(backend.divide(x, y))))), saved=(a, b))
+
+
+def floor_divide(a, b):
+    """``floor(a / b)`` elementwise, as Python's ``//`` (integers stay integers). Not differentiable.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([-7, 7]) // 2
+    tensor([-4,  3])
+    """
+    a, b = coerce(a, b)
+    _check_integer_divisor(b)
+    return a._like(a._backend.floor_divide(a._data, b._data))
+
+
+def _rounding(name, a, fn):
+    """floor, ceil, round: integers as they are; floats with a zero gradient, as torch's."""
+    backend = a._backend
+    if not a.dtype.is_floating_point:
+        return a._like(backend.copy(a._data))
+    out = a._like(fn(backend, a._data))
+    return record(out, name, (a,), lambda g: (backend.zeros_like(g),))
+
+
+def floor(a):
+    """The largest integer not above each element (its gradient is zero).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([-1.5, 2.5]).floor()
+    tensor([-2.,  2.])
+    """
+    return _rounding("FloorBackward", a, lambda b, x: b.floor(x))
+
+
+def ceil(a):
+    """The smallest integer not below each element (its gradient is zero).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([-1.5, 2.5]).ceil()
+    tensor([-1.,  3.])
+    """
+    return _rounding("CeilBackward", a, lambda b, x: b.ceil(x))
+
+
+def round(a):
+    """The nearest integer to each element, halves to even, as torch (its gradient is zero).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([0.5, 1.5, 2.5, -0.4]).round()
+    tensor([ 0.,  2.,  2., -0.])
+    """
+    return _rounding("RoundBackward", a, lambda b, x: b.round(x))
+
+
 _TWO_OVER_SQRT_PI = 1.1283791670955126
 
 

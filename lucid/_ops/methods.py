@@ -282,6 +282,8 @@ METHODS = {
     "__truediv__": ew.div, "__rtruediv__": lambda s, o: ew.div(o, s),
     "__pow__": ew.pow, "__rpow__": lambda s, o: ew.pow(o, s),
     "__matmul__": ew.matmul, "__rmatmul__": lambda s, o: ew.matmul(o, s),
+    "__mod__": ew.remainder, "__rmod__": lambda s, o: ew.remainder(o, s),
+    "__floordiv__": ew.floor_divide, "__rfloordiv__": lambda s, o: ew.floor_divide(o, s),
     "__neg__": ew.neg, "__abs__": ew.abs,
     "__eq__": lambda s, o: ew.compare("equal", s, o),
     "__ne__": lambda s, o: ew.compare("not_equal", s, o),
@@ -305,6 +307,8 @@ METHODS = {
     "transpose": shape.transpose, "unsqueeze": shape.unsqueeze, "squeeze": shape.squeeze,
     "flatten": shape.flatten,
     # the wider torch surface
+    "remainder": ew.remainder, "floor_divide": ew.floor_divide, "floor": ew.floor, "ceil": ew.ceil,
+    "round": ew.round,
     "sin": ew.sin, "cos": ew.cos, "erf": ew.erf, "maximum": ew.maximum, "minimum": ew.minimum, "tril": ew.tril, "triu": ew.triu,
     "softmax": reduction.softmax, "logsumexp": reduction.logsumexp, "cumsum": reduction.cumsum,
     "argmax": reduction.argmax, "argmin": reduction.argmin, "var": reduction.var, "std": reduction.std,
