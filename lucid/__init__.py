@@ -18,7 +18,7 @@ from ._dtype import bool_ as bool  # noqa: A001 - torch's name
 from ._dtype import dtype, finfo, float16, float32, float64, int32, int64
 from ._factory import arange, full, manual_seed, ones, ones_like, rand, randn, tensor, zeros, zeros_like
 from ._ops import methods as _methods  # noqa: F401 - attaches the ops to Tensor
-from ._ops.elementwise import abs, clamp, exp, isfinite, log, matmul, relu, sigmoid, sqrt, tanh, where
+from ._ops.elementwise import abs, clamp, erf, exp, expm1, isfinite, log, log1p, matmul, relu, sigmoid, sqrt, tanh, where
 from ._ops.reduction import all, any, log_softmax, max, mean, min, sum
 from ._ops.shape import cat, flatten, permute, reshape, squeeze, stack, transpose, unsqueeze
 from ._tensor import Tensor
@@ -49,7 +49,7 @@ __all__ = [
     "Tensor", "dtype", "finfo", "bool", "float16", "float32", "float64", "int32", "int64", "half", "double", "long",
     "tensor", "zeros", "ones", "full", "zeros_like", "ones_like", "randn", "rand", "arange", "manual_seed",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "is_available",
-    "abs", "clamp", "clip", "exp", "isfinite", "log", "matmul", "relu", "sigmoid", "sqrt", "tanh", "where",
+    "abs", "clamp", "clip", "erf", "exp", "expm1", "isfinite", "log", "log1p", "matmul", "relu", "sigmoid", "sqrt", "tanh", "where",
     "all", "any", "log_softmax", "max", "mean", "min", "sum",
     "cat", "flatten", "permute", "reshape", "squeeze", "stack", "transpose", "unsqueeze",
     "SparseTensor", "sparse_coo_tensor",

@@ -382,6 +382,47 @@ def sigmoid(a):
                   lambda b, x, y: b.multiply(y, b.subtract(1, y)), saved_input=False)
 
 
+def log1p(a):
+    """``log(1 + a)`` elementwise, accurate where ``a`` is tiny.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.log1p(lucid.tensor([1e-20, 0.0], dtype=lucid.float64))
+    tensor([1.e-20, 0.e+00], dtype=lucid.float64)
+    """
+    return _unary("Log1PBackward", a, lambda b, x: b.log1p(x), lambda b, x, y: b.divide(1, b.add(x, 1)))
+
+
+def expm1(a):
+    """``exp(a) - 1`` elementwise, accurate where ``a`` is tiny.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.expm1(lucid.tensor([1e-20, 0.0], dtype=lucid.float64))
+    tensor([1.e-20, 0.e+00], dtype=lucid.float64)
+    """
+    # the derivative is exp(a), not out + 1, which would lose every digit where exp(a) is tiny
+    return _unary("Expm1Backward", a, lambda b, x: b.expm1(x), lambda b, x, y: b.exp(x))
+
+
+_TWO_OVER_SQRT_PI = 1.1283791670955126
+
+
+def erf(a):
+    """The error function ``2/sqrt(pi) * integral_0^a exp(-t**2) dt`` elementwise.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.erf(lucid.tensor([0.0, 10.0]))
+    tensor([0., 1.])
+    """
+    return _unary("ErfBackward", a, lambda b, x: b.erf(x),
+                  lambda b, x, y: b.multiply(_TWO_OVER_SQRT_PI, b.exp(b.negative(b.multiply(x, x)))))
+
+
 def relu(a):
     """``max(a, 0)`` elementwise; the gradient at 0 is 0, as in torch.
 

@@ -8,49 +8,29 @@ defaults, the numbers it computes and the errors it raises.
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import lucid
 
 from .._autograd import record
-from .._tensor import Tensor
-
-__all__ = ["linear", "relu", "embedding", "log_softmax", "mse_loss", "nll_loss", "cross_entropy"]
-
-_INPLACE_REASON = (
-    "inplace=True is not supported: lucid does not record in-place operations in the autograd graph; "
-    "use inplace=False"
+from ._functional import activation as _activation
+from ._functional.activation import (  # noqa: F401 - re-exported
+    elu, gelu, hardtanh, leaky_relu, log_softmax, mish, relu, relu6, sigmoid, silu, softmax, softplus, softsign, tanh,
 )
-_TORCH_TYPE = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long",
-               "bool": "Bool"}
+from ._functional.checks import TORCH_TYPE as _TORCH_TYPE
+from ._functional.checks import check_reduction as _check_reduction
+from ._functional.checks import legacy_reduction as _legacy_reduction
+from ._functional.checks import require_tensor as _require_tensor
+from ._functional.checks import same_device as _same_device
+from ._functional.loss import (  # noqa: F401 - re-exported
+    binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, l1_loss, mse_loss, smooth_l1_loss,
+)
+from ._functional.normalization import batch_norm, dropout, layer_norm  # noqa: F401 - re-exported
 
-
-def _require_tensor(value, name: str, fn: str, position: int) -> None:
-    if not isinstance(value, Tensor):
-        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}")
-
-
-def _same_device(*tensors) -> None:
-    devices = {t.device for t in tensors if t is not None}
-    if len(devices) > 1:
-        raise RuntimeError(
-            "Expected all tensors to be on the same device, but found at least two devices, "
-            + " and ".join(sorted(devices)) + "!"
-        )
-
-
-def _check_reduction(reduction: str) -> None:
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-
-
-def _reduce(losses, reduction):
-    if reduction == "mean":
-        return losses.mean()
-    if reduction == "sum":
-        return losses.sum()
-    return losses
-
+__all__ = [
+    "linear", "embedding", "dropout", "layer_norm", "batch_norm", *_activation.__all__,
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "nll_loss", "cross_entropy",
+]
 
 # --- layers --------------------------------------------------------------------------------
 def linear(input, weight, bias=None):
@@ -98,27 +78,6 @@ def linear(input, weight, bias=None):
             )
         out = out + bias
     return out
-
-
-def relu(input, inplace: bool = False):
-    """``max(input, 0)`` elementwise; the gradient is 0 where ``input <= 0``.
-
-    Parameters
-    ----------
-    input : Tensor
-    inplace : bool, default False
-        True raises ``NotImplementedError``: lucid does not record in-place ops.
-
-    Examples
-    --------
-    >>> import lucid
-    >>> import lucid.nn.functional as F
-    >>> F.relu(lucid.tensor([-2.0, 0.0, 3.0]))
-    tensor([0., 0., 3.])
-    """
-    if inplace:
-        raise NotImplementedError(_INPLACE_REASON)
-    return lucid.relu(input)
 
 
 def _validate_padding_idx(padding_idx, num_embeddings: int):
@@ -316,70 +275,6 @@ def _sparse_embedding_backward(backend, index, rows, dim, dtype, padding_idx, sc
 
 
 # --- losses ----------------------------------------------------------------------------------
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """``input - logsumexp(input, dim)``: the log of the softmax along ``dim``, computed stably.
-
-    Parameters
-    ----------
-    input : Tensor
-    dim : int
-        The dimension to normalise. Omitting it is deprecated (as in torch): dimension 0 is used
-        for 0-, 1- and 3-D inputs, 1 otherwise, with a warning.
-    dtype : lucid.dtype, optional
-        Cast the input to this dtype first.
-
-    Examples
-    --------
-    >>> import lucid
-    >>> import lucid.nn.functional as F
-    >>> out = F.log_softmax(lucid.tensor([[0.0, 0.0], [1.0, 1.0]]), dim=1)
-    >>> bool(((out.exp().sum(dim=1) - 1).abs() < 1e-6).all())
-    True
-    """
-    _require_tensor(input, "input", "log_softmax", 1)
-    if dim is None:
-        warnings.warn(
-            "Implicit dimension choice for log_softmax has been deprecated. Change the call to include dim=X "
-            "as an argument.",
-            stacklevel=_stacklevel,
-        )
-        dim = 0 if input.ndim in (0, 1, 3) else 1
-    if dtype is not None:
-        input = input.to(dtype)
-    return lucid.log_softmax(input, dim)
-
-
-def mse_loss(input, target, reduction="mean"):
-    """The mean (or sum, or each) of the squared differences ``(input - target) ** 2``.
-
-    Parameters
-    ----------
-    input, target : Tensor
-        Of the same shape; other broadcastable shapes are used with a warning, as torch does.
-    reduction : {"mean", "sum", "none"}, default "mean"
-
-    Examples
-    --------
-    >>> import lucid
-    >>> import lucid.nn.functional as F
-    >>> F.mse_loss(lucid.tensor([1.0, 2.0]), lucid.tensor([1.0, 4.0]))
-    tensor(2.)
-    >>> F.mse_loss(lucid.tensor([1.0, 2.0]), lucid.tensor([1.0, 4.0]), reduction="none")
-    tensor([0., 4.])
-    """
-    _require_tensor(input, "input", "mse_loss", 1)
-    _require_tensor(target, "target", "mse_loss", 2)
-    _check_reduction(reduction)
-    if input.shape != target.shape:
-        warnings.warn(
-            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
-            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
-            stacklevel=2,
-        )
-    diff = input - target
-    return _reduce(diff * diff, reduction)
-
-
 def _class_weight(weight, input, classes: int, fn: str = ""):
     if weight is None:
         return None
@@ -456,7 +351,7 @@ def _picked_losses(input, target, weight, ignore_index):
     return losses.reshape(shape), weights.reshape(shape)
 
 
-def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """The negative log likelihood loss: ``-w[y_i] * input[i, y_i]`` for log-probabilities ``input``.
 
     With ``reduction="mean"`` this is torch's *weighted* mean,
@@ -472,6 +367,8 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
         or equal to ``ignore_index``.
     weight : Tensor, optional
         A weight per class, shape ``(C,)``; it receives no gradient.
+    size_average, reduce : bool, optional
+        Deprecated (as in torch): when either is given it sets the reduction, with a warning.
     ignore_index : int, default -100
         A target value that contributes neither loss nor gradient.
     reduction : {"mean", "sum", "none"}, default "mean"
@@ -493,6 +390,7 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     IndexError: Target 2 is out of bounds.
     """
     _require_tensor(input, "input", "nll_loss", 1)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     _check_class_target(input, target)
     classes = input.shape[1] if input.ndim > 1 else input.shape[0]
@@ -508,7 +406,7 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
 def _smoothed_class_loss(logp, target, weight, ignore_index, reduction, label_smoothing, classes):
     """torch's ``cross_entropy`` with class-index targets and ``label_smoothing > 0``."""
     class_dim = 1 if logp.ndim > 1 else 0
-    nll = nll_loss(logp, target, weight, ignore_index, reduction)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if logp.ndim == 1:
         target = target.reshape(())
     ignored = target == ignore_index
@@ -549,7 +447,8 @@ def _probability_loss(logp, target, weight, reduction, label_smoothing, classes)
     return losses
 
 
-def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
     """The cross-entropy between the softmax of the logits ``input`` and ``target``.
 
     With class-index targets it is ``nll_loss(log_softmax(input, 1), target, ...)``. With
@@ -568,6 +467,8 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
         probabilities of ``input``'s shape.
     weight : Tensor, optional
         A weight per class, shape ``(C,)``.
+    size_average, reduce : bool, optional
+        Deprecated, as for :func:`nll_loss`.
     ignore_index : int, default -100
         A target value that contributes nothing (class-index targets only).
     reduction : {"mean", "sum", "none"}, default "mean"
@@ -591,6 +492,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     """
     _require_tensor(input, "input", "cross_entropy", 1)
     _require_tensor(target, "target", "cross_entropy", 2)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if not isinstance(label_smoothing, numbers.Real) or not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -616,4 +518,4 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
         _check_class_target(input, target)
         weight = _class_weight(weight, input, classes)
         return _smoothed_class_loss(logp, target, weight, ignore_index, reduction, label_smoothing, classes)
-    return nll_loss(logp, target, weight, ignore_index, reduction)
+    return nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
