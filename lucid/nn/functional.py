@@ -7,6 +7,7 @@ defaults, the numbers it computes and the errors it raises.
 
 from __future__ import annotations
 
+import collections
 import numbers
 
 import lucid
@@ -27,7 +28,7 @@ from ._functional.loss import (  # noqa: F401 - re-exported
 from ._functional.normalization import batch_norm, dropout, layer_norm  # noqa: F401 - re-exported
 
 __all__ = [
-    "linear", "embedding", "dropout", "layer_norm", "batch_norm", *_activation.__all__,
+    "linear", "embedding", "embedding_bag", "dropout", "layer_norm", "batch_norm", *_activation.__all__,
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "nll_loss", "cross_entropy",
 ]
@@ -272,6 +273,196 @@ def _sparse_embedding_backward(backend, index, rows, dim, dtype, padding_idx, sc
         return (SparseTensor._make(indices, grad, (rows, dim), backend),)
 
     return backward
+
+
+_BAG_MODES = ("sum", "mean", "max")
+
+
+def _bag_layout(input, offsets, per_sample_weights, include_last_offset: bool):
+    """The flat indices, the start of each bag and the flat per-sample weights, checked as torch checks them."""
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed length "
+                f"sequences. However, found offsets of type {type(offsets).__name__}"
+            )
+        starts = lucid.arange(0, input.numel(), max(input.shape[1], 1), device=input.device)[: input.shape[0]]
+        flat_weights = None if per_sample_weights is None else per_sample_weights.reshape(-1)
+        return input.reshape(-1), starts, flat_weights, input.numel()
+    if input.ndim != 1:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+    if offsets is None:
+        raise ValueError("offsets has to be a 1D Tensor but got None")
+    _require_tensor(offsets, "offsets", "embedding_bag", 3)
+    if offsets.ndim != 1:
+        raise ValueError("offsets has to be a 1D Tensor")
+    if offsets.dtype not in (lucid.int64, lucid.int32):
+        raise TypeError(f"offsets must be an int32 or int64 tensor, got {offsets.dtype}")
+    _same_device(input, offsets)
+    n = input.numel()
+    if offsets.numel():
+        first, last = offsets[0].item(), offsets[-1].item()
+        if first != 0:
+            raise RuntimeError(
+                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0. "
+                f"However, got {first}"
+            )
+        if last > n:
+            raise RuntimeError(
+                f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] of {last}"
+            )
+    starts = offsets.to(lucid.int64)
+    if include_last_offset:  # the last offset closes the last bag, which torch runs to the end of input anyway
+        if offsets.numel() == 0:
+            raise RuntimeError("include_last_offset: number of offsets should be at least 1")
+        starts = starts[:-1]
+    return input, starts, per_sample_weights, n
+
+
+def _torch_frequency_scales(flat, weight):
+    """The factor torch's CPU backward of ``embedding_bag`` puts on each entry's gradient.
+
+    It means to divide each row's gradient by the row's count in the batch, but divides the
+    k-th distinct index (in sorted order) by the count of the k-th entry of the *sorted*
+    indices, which is another row's count once a repeated index precedes it.
+    """
+    values = flat.tolist()
+    counts, ordered = collections.Counter(values), sorted(values)
+    divisor = {row: counts[ordered[k]] for k, row in enumerate(sorted(counts))}
+    return lucid.tensor([1.0 / divisor[v] for v in values], dtype=weight.dtype, device=weight.device).reshape(-1, 1)
+
+
+def _scale_gradient(tensor, scale):
+    """``tensor`` itself, whose gradient is multiplied by ``scale``: the detached value plus a zero that carries it."""
+    return tensor.detach() + (tensor - tensor.detach()) * scale
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """The sum, mean or max of each bag of rows of ``weight``, without building the looked-up rows per bag.
+
+    A bag is a row of a 2-D ``input``, or, for a 1-D ``input``, the slice from one entry of
+    ``offsets`` to the next (the last bag runs to the end, or to the last offset with
+    ``include_last_offset``). Entries equal to ``padding_idx`` are left out of their bag (and
+    of its count, for the mean); an empty bag gives zeros. The rows are looked up once with
+    :func:`embedding` (so ``sparse``, ``scale_grad_by_freq`` and ``max_norm`` act as there),
+    then laid out as ``(bags, longest bag)`` and reduced.
+
+    Parameters
+    ----------
+    input : Tensor
+        Indices (``int64`` or ``int32``): ``(B, N)`` for ``B`` bags of ``N``, or 1-D with ``offsets``.
+    weight : Tensor
+        The table, ``(num_embeddings, embedding_dim)``.
+    offsets : Tensor, optional
+        1-D, the start of each bag in ``input`` (the first is 0); only with a 1-D ``input``.
+    max_norm : float, optional
+        Renormalise, in place, each looked-up row whose ``norm_type``-norm exceeds it.
+    norm_type : float, default 2
+    scale_grad_by_freq : bool, default False
+        Divide each row's gradient by its count in ``input`` (not with ``mode="max"``).
+    mode : {"sum", "mean", "max"}, default "mean"
+    sparse : bool, default False
+        Give ``weight`` a row-sparse gradient (not with ``mode="max"``).
+    per_sample_weights : Tensor, optional
+        A weight per entry of ``input`` (its shape), multiplying each row before the sum
+        (``mode="sum"`` only); it gets a gradient.
+    include_last_offset : bool, default False
+        ``offsets`` has one more entry, the end of the last bag.
+    padding_idx : int, optional
+        Entries equal to it are left out of the bags (negative counts from the end).
+
+    Returns
+    -------
+    Tensor
+        ``(B, embedding_dim)``.
+
+    Notes
+    -----
+    With ``scale_grad_by_freq`` (dense gradients) lucid reproduces torch's CPU numbers,
+    which are not what torch documents: torch divides the gradient of the k-th distinct
+    index, in sorted order, by the count of the k-th entry of the sorted indices. For
+    ``[1, 1, 3]`` row 3's gradient is halved although it appears once. Each row is divided
+    by its own count only when no index repeats before it in sorted order. With
+    ``include_last_offset`` the last bag runs to the end of ``input`` whatever the last
+    offset says, as in torch.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> weight = lucid.tensor([[1.0, 1.0], [2.0, 4.0], [3.0, 9.0]], requires_grad=True)
+    >>> F.embedding_bag(lucid.tensor([0, 1, 2, 2]), weight, lucid.tensor([0, 1]), mode="sum")
+    tensor([[ 1.,  1.],
+            [ 8., 22.]], grad_fn=<SumBackward>)
+    >>> F.embedding_bag(lucid.tensor([[0, 2], [1, 1]]), weight, mode="max")
+    tensor([[3., 9.],
+            [2., 4.]], grad_fn=<WhereBackward>)
+    >>> F.embedding_bag(lucid.tensor([[0, 2], [1, 0]]), weight, padding_idx=0).detach()  # a mean of the rest
+    tensor([[3., 9.],
+            [2., 4.]])
+    """
+    _require_tensor(input, "input", "embedding_bag", 1)
+    _require_tensor(weight, "weight", "embedding_bag", 2)
+    if mode not in _BAG_MODES:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if per_sample_weights is not None:
+        _require_tensor(per_sample_weights, "per_sample_weights", "embedding_bag", 9)
+        if mode != "sum":
+            raise NotImplementedError(
+                "embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for "
+                f"mode='sum' (got mode='{mode}'). Please open a feature request on GitHub."
+            )
+        if per_sample_weights.shape != input.shape:
+            raise ValueError(
+                f"embedding_bag: If per_sample_weights ({list(per_sample_weights.shape)}) is not None, then it must "
+                f"have the same shape as the input ({list(input.shape)})"
+            )
+        if per_sample_weights.dtype is not weight.dtype:
+            raise RuntimeError(
+                f"expected scalar type {_TORCH_TYPE[weight.dtype.name]} but found "
+                f"{_TORCH_TYPE[per_sample_weights.dtype.name]}"
+            )
+    _check_indices(input, weight)
+    padding_idx = _validate_padding_idx(padding_idx, weight.shape[0])
+    flat, starts, sample_weights, end = _bag_layout(input, offsets, per_sample_weights, include_last_offset)
+    # torch divides by the frequencies itself, in its own way (see Notes), except for sparse gradients
+    rows = embedding(flat, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq and sparse, sparse)
+    if scale_grad_by_freq and not sparse and flat.numel():
+        rows = _scale_gradient(rows, _torch_frequency_scales(flat, weight))
+    bags, dim, device = starts.shape[0], weight.shape[1], weight.device
+    if bags == 0:
+        return rows[:0].reshape(0, dim) if rows.numel() else lucid.zeros(0, dim, dtype=weight.dtype, device=device)
+    # the positions of each bag's entries, laid out as (bags, longest); position n is a sentinel
+    n = flat.numel()
+    stops = lucid.cat([starts[1:], lucid.tensor([end], device=device)]) if bags > 1 else lucid.tensor([end], device=device)
+    stops = lucid.clamp(stops, max=end)
+    lengths = lucid.clamp(stops - starts, min=0)
+    longest = max(int(lucid.max(lengths).item()), 1)
+    positions = starts.reshape(bags, 1) + lucid.arange(longest, device=device).reshape(1, longest)
+    inside = lucid.arange(longest, device=device).reshape(1, longest) < lengths.reshape(bags, 1)
+    if padding_idx is not None:
+        extended = lucid.cat([flat.to(lucid.int64), lucid.tensor([padding_idx], device=device)])
+        inside = inside & (extended[lucid.where(inside, positions, n)] != padding_idx)
+    positions = lucid.where(inside, positions, n)
+    sentinel = lucid.zeros(1, dim, dtype=weight.dtype, device=device)
+    laid_out = lucid.cat([rows, sentinel])[positions]  # (bags, longest, dim)
+    if mode == "max":
+        floor = lucid.full((1,), float("-inf"), dtype=weight.dtype, device=device)
+        best = lucid.max(lucid.where(inside.unsqueeze(-1), laid_out, floor), dim=1).values
+        return lucid.where(inside.any(dim=1, keepdim=True), best, 0.0)
+    if sample_weights is not None:
+        scales = lucid.cat([sample_weights, lucid.zeros(1, dtype=weight.dtype, device=device)])[positions]
+        laid_out = laid_out * scales.unsqueeze(-1)
+    total = laid_out.sum(dim=1)
+    if mode == "sum":
+        return total
+    counts = inside.sum(dim=1, keepdim=True).to(weight.dtype)
+    return total / lucid.clamp(counts, min=1)
 
 
 # --- losses ----------------------------------------------------------------------------------

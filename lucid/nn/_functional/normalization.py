@@ -116,6 +116,12 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     return out
 
 
+def check_batch_statistics(input) -> None:
+    """Training needs more than one value per channel (dimension 1) to estimate a variance."""
+    if input.numel() // max(input.shape[1], 1) <= 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(input.shape)}")
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5):
     """Normalise each channel (dimension 1) over the batch and the other dimensions.
@@ -167,8 +173,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     count = input.numel() // channels if channels else 0
     shape = (1, channels) + (1,) * (input.ndim - 2)
     if training:
-        if count <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(input.shape)}")
+        check_batch_statistics(input)
         mean = input.mean(dim=dims, keepdim=True)
         centred = input - mean
         variance = (centred * centred).mean(dim=dims, keepdim=True)

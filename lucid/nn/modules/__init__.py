@@ -9,10 +9,10 @@ from .linear import Linear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss
 from .normalization import BatchNorm1d, Dropout, LayerNorm
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 
 __all__ = [
-    "Linear", "Embedding", "Dropout", "LayerNorm", "BatchNorm1d",
+    "Linear", "Embedding", "EmbeddingBag", "Dropout", "LayerNorm", "BatchNorm1d",
     "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
     "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
     "ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Mish", "Hardtanh", "Softplus", "Softsign", "Tanh",

@@ -6,7 +6,7 @@ import lucid
 
 from .. import functional as F
 from .._functional.checks import check_dropout_probability, refuse_inplace
-from .._functional.normalization import normalized_shape_tuple
+from .._functional.normalization import check_batch_statistics, normalized_shape_tuple
 from ..module import Module
 from ..parameter import Parameter
 
@@ -164,6 +164,11 @@ class BatchNorm1d(Module):
     bias : bool, default True
         Keyword-only: learn the bias (with ``affine``).
 
+    Notes
+    -----
+    A training batch with one value per channel raises ``ValueError`` before anything
+    changes; torch raises it after counting the batch in ``num_batches_tracked``.
+
     Examples
     --------
     >>> import lucid
@@ -247,6 +252,8 @@ class BatchNorm1d(Module):
 
     def forward(self, input):
         self._check_input_dim(input)
+        if self.training:
+            check_batch_statistics(input)  # before the count moves (torch counts the failed batch)
         # torch's _BatchNorm.forward: which statistics, and the factor of the running average
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
