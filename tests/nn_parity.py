@@ -128,3 +128,22 @@ def module_parity(ours, theirs, inputs, device, dtype: str, seed=0, call=None):
         compare_grads([(p, named[name]) for name, p in ours.named_parameters()], dtype)
     assert_same_state(ours, theirs, dtype)
     return out_ours, out_theirs
+
+
+def assert_same_error(ours, theirs, first_line: bool = False) -> None:
+    """``ours()`` raises what ``theirs()`` (torch) raises: the same type and message.
+
+    With ``first_line`` only the first lines are compared: torch appends a dump of a tensor
+    to some messages, and names its own Tensor class in others.
+    """
+    import pytest
+
+    with pytest.raises(Exception) as expected:
+        theirs()
+    with pytest.raises(type(expected.value)) as got:
+        ours()
+    if first_line:
+        wanted = str(expected.value).splitlines()[0].replace("<class 'torch.Tensor'>", "Tensor")
+        assert str(got.value).splitlines()[0] == wanted
+    else:
+        assert str(got.value) == str(expected.value)
