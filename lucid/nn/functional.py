@@ -286,7 +286,7 @@ def _bag_layout(input, offsets, per_sample_weights, include_last_offset: bool):
                 "if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed length "
                 f"sequences. However, found offsets of type {type(offsets).__name__}"
             )
-        starts = lucid.arange(0, input.numel(), max(input.shape[1], 1), device=input.device)[: input.shape[0]]
+        starts = lucid.arange(input.shape[0], device=input.device) * input.shape[1]
         flat_weights = None if per_sample_weights is None else per_sample_weights.reshape(-1)
         return input.reshape(-1), starts, flat_weights, input.numel()
     if input.ndim != 1:
