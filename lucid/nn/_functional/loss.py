@@ -57,12 +57,12 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     --------
     >>> import lucid
     >>> import lucid.nn.functional as F
-    >>> F.mse_loss(lucid.tensor([1.0, 2.0]), lucid.tensor([1.0, 4.0]))
-    tensor(2.)
+    >>> F.mse_loss(lucid.tensor([1.0, 2.0]), lucid.tensor([1.0, 4.0])).item()
+    2.0
     >>> F.mse_loss(lucid.tensor([1.0, 2.0]), lucid.tensor([1.0, 4.0]), reduction="none")
     tensor([0., 4.])
-    >>> F.mse_loss(lucid.tensor([1.0, 2.0]), lucid.tensor([1.0, 4.0]), weight=lucid.tensor([1.0, 3.0]))
-    tensor(3.)
+    >>> F.mse_loss(lucid.tensor([1.0, 2.0]), lucid.tensor([1.0, 4.0]), weight=lucid.tensor([1.0, 3.0])).item()
+    3.0
     """
     _pointwise_inputs(input, target, "mse_loss")
     reduction = legacy_reduction(size_average, reduce, reduction)
@@ -89,8 +89,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     --------
     >>> import lucid
     >>> import lucid.nn.functional as F
-    >>> F.l1_loss(lucid.tensor([1.0, 2.0]), lucid.tensor([0.0, 5.0]))
-    tensor(2.)
+    >>> F.l1_loss(lucid.tensor([1.0, 2.0]), lucid.tensor([0.0, 5.0])).item()
+    2.0
     """
     _pointwise_inputs(input, target, "l1_loss")
     reduction = legacy_reduction(size_average, reduce, reduction)
@@ -227,8 +227,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     --------
     >>> import lucid
     >>> import lucid.nn.functional as F
-    >>> F.binary_cross_entropy(lucid.tensor([0.5, 0.5]), lucid.tensor([1.0, 0.0]))
-    tensor(0.6931472)
+    >>> round(F.binary_cross_entropy(lucid.tensor([0.5, 0.5]), lucid.tensor([1.0, 0.0])).item(), 6)
+    0.693147
     """
     reduction = _binary_arguments(input, target, size_average, reduce, reduction, "binary_cross_entropy")
     if target.shape != input.shape:
@@ -279,10 +279,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     --------
     >>> import lucid
     >>> import lucid.nn.functional as F
-    >>> F.binary_cross_entropy_with_logits(lucid.tensor([0.0, 0.0]), lucid.tensor([1.0, 0.0]))
-    tensor(0.6931472)
-    >>> F.binary_cross_entropy_with_logits(lucid.tensor([0.0]), lucid.tensor([1.0]), pos_weight=lucid.tensor([2.0]))
-    tensor(1.3862944)
+    >>> round(F.binary_cross_entropy_with_logits(lucid.tensor([0.0, 0.0]), lucid.tensor([1.0, 0.0])).item(), 6)
+    0.693147
+    >>> round(F.binary_cross_entropy_with_logits(lucid.tensor([0.0]), lucid.tensor([1.0]), pos_weight=lucid.tensor([2.0])).item(), 6)
+    1.386294
     """
     reduction = _binary_arguments(input, target, size_average, reduce, reduction, "binary_cross_entropy_with_logits")
     if target.shape != input.shape:

@@ -39,8 +39,8 @@ class L1Loss(_Loss):
     --------
     >>> import lucid
     >>> from lucid import nn
-    >>> nn.L1Loss()(lucid.tensor([1.0, 2.0]), lucid.tensor([0.0, 0.0]))
-    tensor(1.5)
+    >>> nn.L1Loss()(lucid.tensor([1.0, 2.0]), lucid.tensor([0.0, 0.0])).item()
+    1.5
     """
 
     def forward(self, input, target):
@@ -60,8 +60,8 @@ class MSELoss(_Loss):
     --------
     >>> import lucid
     >>> from lucid import nn
-    >>> nn.MSELoss(reduction="sum")(lucid.tensor([1.0, 2.0]), lucid.tensor([0.0, 0.0]))
-    tensor(5.)
+    >>> nn.MSELoss(reduction="sum")(lucid.tensor([1.0, 2.0]), lucid.tensor([0.0, 0.0])).item()
+    5.0
     """
 
     def forward(self, input, target):
@@ -82,8 +82,8 @@ class SmoothL1Loss(_Loss):
     --------
     >>> import lucid
     >>> from lucid import nn
-    >>> nn.SmoothL1Loss(beta=0.5)(lucid.tensor([0.25, 2.0]), lucid.tensor([0.0, 0.0]))
-    tensor(0.90625)
+    >>> nn.SmoothL1Loss(beta=0.5)(lucid.tensor([0.25, 2.0]), lucid.tensor([0.0, 0.0])).item()
+    0.90625
     """
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0):
@@ -106,8 +106,8 @@ class HuberLoss(_Loss):
     --------
     >>> import lucid
     >>> from lucid import nn
-    >>> nn.HuberLoss(delta=0.5)(lucid.tensor([0.25, 2.0]), lucid.tensor([0.0, 0.0]))
-    tensor(0.453125)
+    >>> nn.HuberLoss(delta=0.5)(lucid.tensor([0.25, 2.0]), lucid.tensor([0.0, 0.0])).item()
+    0.453125
     """
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0):
@@ -134,8 +134,8 @@ class NLLLoss(_WeightedLoss):
     --------
     >>> import lucid
     >>> from lucid import nn
-    >>> nn.NLLLoss()(lucid.tensor([[-1.0, -2.0], [-3.0, -4.0]]), lucid.tensor([0, 1]))
-    tensor(2.5)
+    >>> nn.NLLLoss()(lucid.tensor([[-1.0, -2.0], [-3.0, -4.0]]), lucid.tensor([0, 1])).item()
+    2.5
     """
 
     def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
@@ -200,8 +200,8 @@ class BCELoss(_WeightedLoss):
     --------
     >>> import lucid
     >>> from lucid import nn
-    >>> nn.BCELoss()(lucid.tensor([0.5]), lucid.tensor([1.0]))
-    tensor(0.6931472)
+    >>> round(nn.BCELoss()(lucid.tensor([0.5]), lucid.tensor([1.0])).item(), 6)
+    0.693147
     """
 
     def forward(self, input, target):
@@ -228,8 +228,8 @@ class BCEWithLogitsLoss(_Loss):
     >>> loss = nn.BCEWithLogitsLoss(pos_weight=lucid.tensor([3.0]))
     >>> list(loss.state_dict())
     ['pos_weight']
-    >>> loss(lucid.tensor([[0.0]]), lucid.tensor([[1.0]]))
-    tensor(2.0794415)
+    >>> round(loss(lucid.tensor([[0.0]]), lucid.tensor([[1.0]])).item(), 6)
+    2.079442
     """
 
     def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean", pos_weight=None):
