@@ -291,3 +291,17 @@ def test_containers_train_with_an_optimizer():
     (out * model["scale"][0]).sum().backward()
     opt.step()
     assert len(before) == 5 and all((host(p) != b).any() for p, b in zip(model.parameters(), before))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", ["erf", "log1p", "expm1"])
+def test_erf_log1p_expm1_match_torch_in_float64(name, device):
+    """Accurate where the argument is tiny (MLX's own erf is float32-accurate only; lucid's is not)."""
+    values = np.array([-3.0, -1e-10, 0.0, 1e-12, 0.3, 2.5])
+    x = lucid.tensor(values, dtype=lucid.float64, device=device, requires_grad=True)
+    tx = torch.tensor(values, requires_grad=True)
+    out, t_out = getattr(lucid, name)(x), getattr(torch, name)(tx)
+    close(host(out), t_out.detach().numpy(), "float64")
+    out.sum().backward()
+    t_out.sum().backward()
+    close(host(x.grad), tx.grad.numpy(), "float64")

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _dtype
 from .base import Backend
+from .numpy_backend import host_erf
 
 try:
     import mlx.core as mx
@@ -64,6 +65,12 @@ class MlxBackend(Backend):
 
     def exp(self, a):
         return _exp64(a) if a.dtype == mx.float64 else mx.exp(a)
+
+    def erf(self, a):
+        if a.dtype != mx.float64:
+            return mx.erf(a)
+        # MLX computes erf in float32 precision (erf(1e-10) is 0): float64 goes through the host's libm
+        return mx.array(host_erf(np.array(a)), dtype=mx.float64)
 
     def sigmoid(self, a):
         if a.dtype != mx.float64:
