@@ -19,11 +19,16 @@ from .. import functional as F
 from .._functional import rnn as cells
 from ..module import Module
 from ..parameter import Parameter
-from .linear import _uniform_
 
 __all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+def _uniform_(tensor, bound: float) -> None:
+    """torch's ``init.uniform_(tensor, -bound, bound)``, drawn from :func:`lucid.rand` (to become nn.init's)."""
+    with lucid.no_grad():
+        tensor.copy_((lucid.rand(*tensor.shape, dtype=tensor.dtype, device=tensor.device) * 2 - 1) * bound)
 
 
 def _check_size(value, name: str) -> None:
