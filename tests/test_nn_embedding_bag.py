@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import lucid
 import lucid.nn.functional as F
@@ -169,3 +171,28 @@ def test_errors_match_torch(case):
     weight = lucid.ones(5, 2)
     assert_same_error(lambda: case(F, lambda v: lucid.tensor(v), weight),
                       lambda: case(TF, lambda v: torch.tensor(v), torch.ones(5, 2)), first_line=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.integers(1, 8), dim=st.integers(1, 3), lengths=st.lists(st.integers(0, 4), min_size=1, max_size=5),
+       mode=st.sampled_from(["sum", "mean", "max"]), padding=st.one_of(st.none(), st.integers(0, 7)),
+       weighted=st.booleans(), seed=st.integers(0, 2**16))
+def test_embedding_bag_property_matches_torch(rows, dim, lengths, mode, padding, weighted, seed):
+    """Any bags (empty ones too), any repeated rows, with or without padding and per-sample weights."""
+    rng = np.random.default_rng(seed)
+    padding = None if padding is None or padding >= rows else padding
+    weighted = weighted and mode == "sum"
+    indices = rng.integers(0, rows, sum(lengths))
+    offsets = np.cumsum([0] + lengths[:-1])
+    table = rng.standard_normal((rows, dim))
+    weight, t_weight = lucid.tensor(table, requires_grad=True), torch.tensor(table, requires_grad=True)
+    psw = rng.standard_normal(indices.shape) if weighted else None
+    out = F.embedding_bag(lucid.tensor(indices), weight, lucid.tensor(offsets), mode=mode, padding_idx=padding,
+                          per_sample_weights=None if psw is None else lucid.tensor(psw))
+    t_out = TF.embedding_bag(torch.tensor(indices), t_weight, torch.tensor(offsets), mode=mode, padding_idx=padding,
+                             per_sample_weights=None if psw is None else torch.tensor(psw))
+    compare_outputs(out, t_out, "float64")
+    g = rng.standard_normal(tuple(t_out.shape))
+    (out * lucid.tensor(g)).sum().backward()
+    (t_out * torch.tensor(g)).sum().backward()
+    compare_grads([(weight, t_weight)], "float64")
