@@ -22,9 +22,9 @@ from ._factory import (arange, empty, empty_like, eye, from_numpy, full, full_li
                        manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm, seed,
                        tensor, zeros, zeros_like)
 from ._ops import methods as _methods  # noqa: F401 - attaches the ops to Tensor
-from ._ops.elementwise import (abs, add, ceil, clamp, cos, div, erf, exp, floor, floor_divide, isfinite, log, matmul,
-                               maximum, minimum, mul, neg, pow, relu, remainder, round, sigmoid, sign, sin, sqrt, sub,
-                               tanh, tril, triu, where)
+from ._ops.elementwise import (abs, add, ceil, clamp, cos, div, erf, exp, expm1, floor, floor_divide, isfinite, log,
+                               log1p, matmul, maximum, minimum, mul, neg, pow, relu, remainder, round, sigmoid, sign,
+                               sin, sqrt, sub, tanh, tril, triu, where)
 from ._ops.linalg import bmm, einsum, mm, norm
 from ._ops.reduction import (all, any, argmax, argmin, cumsum, log_softmax, logsumexp, max, mean, min, softmax, std,
                              sum, var)
@@ -68,7 +68,7 @@ __all__ = [
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_available",
     "add", "sub", "mul", "div", "pow", "neg", "sign", "maximum", "minimum", "remainder", "floor_divide",
     "floor", "ceil", "round",
-    "abs", "clamp", "clip", "cos", "erf", "exp", "isfinite", "log", "matmul", "relu", "sigmoid", "sin", "sqrt", "tanh",
+    "abs", "clamp", "clip", "cos", "erf", "exp", "expm1", "isfinite", "log", "log1p", "matmul", "relu", "sigmoid", "sin", "sqrt", "tanh",
     "tril", "triu", "where", "mm", "bmm", "einsum", "norm",
     "all", "any", "argmax", "argmin", "cumsum", "log_softmax", "logsumexp", "max", "mean", "min", "softmax",
     "std", "sum", "var",

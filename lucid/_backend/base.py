@@ -158,6 +158,12 @@ class Backend:
     def sqrt(self, a):
         return self._xp.sqrt(a)
 
+    def log1p(self, a):
+        return self._xp.log1p(a)
+
+    def expm1(self, a):
+        return self._xp.expm1(a)
+
     def abs(self, a):
         return self._xp.abs(a)
 

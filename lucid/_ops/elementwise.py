@@ -390,6 +390,31 @@ def sigmoid(a):
                   lambda b, x, y: b.multiply(y, b.subtract(1, y)), saved_input=False)
 
 
+def log1p(a):
+    """``log(1 + a)`` elementwise, accurate where ``a`` is tiny.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.log1p(lucid.tensor([1e-20, 0.0], dtype=lucid.float64))
+    tensor([1.e-20, 0.e+00], dtype=lucid.float64)
+    """
+    return _unary("Log1PBackward", a, lambda b, x: b.log1p(x), lambda b, x, y: b.divide(1, b.add(x, 1)))
+
+
+def expm1(a):
+    """``exp(a) - 1`` elementwise, accurate where ``a`` is tiny.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.expm1(lucid.tensor([1e-20, 0.0], dtype=lucid.float64))
+    tensor([1.e-20, 0.e+00], dtype=lucid.float64)
+    """
+    # the derivative is exp(a), not out + 1, which would lose every digit where exp(a) is tiny
+    return _unary("Expm1Backward", a, lambda b, x: b.expm1(x), lambda b, x, y: b.exp(x))
+
+
 def relu(a):
     """``max(a, 0)`` elementwise; the gradient at 0 is 0, as in torch.
 

@@ -298,7 +298,7 @@ METHODS = {
     "__getitem__": indexing.getitem,
     "add": ew.add, "sub": ew.sub, "mul": ew.mul, "div": ew.div, "pow": ew.pow, "matmul": ew.matmul,
     "neg": ew.neg, "exp": ew.exp, "log": ew.log, "sqrt": ew.sqrt, "abs": ew.abs, "sign": ew.sign,
-    "tanh": ew.tanh, "sigmoid": ew.sigmoid, "relu": ew.relu, "clamp": ew.clamp, "clip": ew.clamp,
+    "log1p": ew.log1p, "expm1": ew.expm1, "erf": ew.erf, "tanh": ew.tanh, "sigmoid": ew.sigmoid, "relu": ew.relu, "clamp": ew.clamp, "clip": ew.clamp,
     "isfinite": ew.isfinite, "logical_not": ew.logical_not,
     "eq": _eq,
     "sum": reduction.sum, "mean": reduction.mean, "max": reduction.max, "min": reduction.min,

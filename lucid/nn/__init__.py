@@ -16,7 +16,8 @@ Examples
 
 from . import functional, init, utils
 from .module import Module
-from .modules import Embedding, Linear, ReLU, Sequential, Sigmoid, Tanh
+from . import modules as _modules
+from .modules import *  # noqa: F401,F403 - the layers, listed in modules.__all__
 from .parameter import Parameter
 
-__all__ = ["Parameter", "Module", "Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "Embedding", "functional", "init", "utils"]
+__all__ = ["Parameter", "Module", *_modules.__all__, "functional", "init", "utils"]

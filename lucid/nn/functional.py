@@ -7,50 +7,31 @@ defaults, the numbers it computes and the errors it raises.
 
 from __future__ import annotations
 
+import collections
 import numbers
-import warnings
 
 import lucid
 
 from .._autograd import record
-from .._tensor import Tensor
-
-__all__ = ["linear", "relu", "embedding", "log_softmax", "softmax", "one_hot", "mse_loss", "nll_loss", "cross_entropy"]
-
-_INPLACE_REASON = (
-    "inplace=True is not supported: lucid does not record in-place operations in the autograd graph; "
-    "use inplace=False"
+from ._functional import activation as _activation
+from ._functional.activation import (  # noqa: F401 - re-exported
+    elu, gelu, hardtanh, leaky_relu, log_softmax, mish, relu, relu6, sigmoid, silu, softmax, softplus, softsign, tanh,
 )
-_TORCH_TYPE = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long",
-               "bool": "Bool"}
+from ._functional.checks import TORCH_TYPE as _TORCH_TYPE
+from ._functional.checks import check_reduction as _check_reduction
+from ._functional.checks import legacy_reduction as _legacy_reduction
+from ._functional.checks import require_tensor as _require_tensor
+from ._functional.checks import same_device as _same_device
+from ._functional.loss import (  # noqa: F401 - re-exported
+    binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, l1_loss, mse_loss, smooth_l1_loss,
+)
+from ._functional.normalization import batch_norm, dropout, layer_norm  # noqa: F401 - re-exported
 
-
-def _require_tensor(value, name: str, fn: str, position: int) -> None:
-    if not isinstance(value, Tensor):
-        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}")
-
-
-def _same_device(*tensors) -> None:
-    devices = {t.device for t in tensors if t is not None}
-    if len(devices) > 1:
-        raise RuntimeError(
-            "Expected all tensors to be on the same device, but found at least two devices, "
-            + " and ".join(sorted(devices)) + "!"
-        )
-
-
-def _check_reduction(reduction: str) -> None:
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-
-
-def _reduce(losses, reduction):
-    if reduction == "mean":
-        return losses.mean()
-    if reduction == "sum":
-        return losses.sum()
-    return losses
-
+__all__ = [
+    "linear", "embedding", "embedding_bag", "dropout", "layer_norm", "batch_norm", *_activation.__all__,
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "nll_loss", "cross_entropy", "one_hot",
+]
 
 # --- layers --------------------------------------------------------------------------------
 def linear(input, weight, bias=None):
@@ -98,27 +79,6 @@ def linear(input, weight, bias=None):
             )
         out = out + bias
     return out
-
-
-def relu(input, inplace: bool = False):
-    """``max(input, 0)`` elementwise; the gradient is 0 where ``input <= 0``.
-
-    Parameters
-    ----------
-    input : Tensor
-    inplace : bool, default False
-        True raises ``NotImplementedError``: lucid does not record in-place ops.
-
-    Examples
-    --------
-    >>> import lucid
-    >>> import lucid.nn.functional as F
-    >>> F.relu(lucid.tensor([-2.0, 0.0, 3.0]))
-    tensor([0., 0., 3.])
-    """
-    if inplace:
-        raise NotImplementedError(_INPLACE_REASON)
-    return lucid.relu(input)
 
 
 def _validate_padding_idx(padding_idx, num_embeddings: int):
@@ -315,137 +275,197 @@ def _sparse_embedding_backward(backend, index, rows, dim, dtype, padding_idx, sc
     return backward
 
 
+_BAG_MODES = ("sum", "mean", "max")
+
+
+def _bag_layout(input, offsets, per_sample_weights, include_last_offset: bool):
+    """The flat indices, the start of each bag and the flat per-sample weights, checked as torch checks them."""
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed length "
+                f"sequences. However, found offsets of type {type(offsets).__name__}"
+            )
+        starts = lucid.arange(input.shape[0], device=input.device) * input.shape[1]
+        flat_weights = None if per_sample_weights is None else per_sample_weights.reshape(-1)
+        return input.reshape(-1), starts, flat_weights, input.numel()
+    if input.ndim != 1:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+    if offsets is None:
+        raise ValueError("offsets has to be a 1D Tensor but got None")
+    _require_tensor(offsets, "offsets", "embedding_bag", 3)
+    if offsets.ndim != 1:
+        raise ValueError("offsets has to be a 1D Tensor")
+    if offsets.dtype not in (lucid.int64, lucid.int32):
+        raise TypeError(f"offsets must be an int32 or int64 tensor, got {offsets.dtype}")
+    _same_device(input, offsets)
+    n = input.numel()
+    if offsets.numel():
+        first, last = offsets[0].item(), offsets[-1].item()
+        if first != 0:
+            raise RuntimeError(
+                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0. "
+                f"However, got {first}"
+            )
+        if last > n:
+            raise RuntimeError(
+                f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] of {last}"
+            )
+    starts = offsets.to(lucid.int64)
+    if include_last_offset:  # the last offset closes the last bag, which torch runs to the end of input anyway
+        if offsets.numel() == 0:
+            raise RuntimeError("include_last_offset: number of offsets should be at least 1")
+        starts = starts[:-1]
+    return input, starts, per_sample_weights, n
+
+
+def _torch_frequency_scales(flat, weight):
+    """The factor torch's CPU backward of ``embedding_bag`` puts on each entry's gradient.
+
+    It means to divide each row's gradient by the row's count in the batch, but divides the
+    k-th distinct index (in sorted order) by the count of the k-th entry of the *sorted*
+    indices, which is another row's count once a repeated index precedes it.
+    """
+    values = flat.tolist()
+    counts, ordered = collections.Counter(values), sorted(values)
+    divisor = {row: counts[ordered[k]] for k, row in enumerate(sorted(counts))}
+    return lucid.tensor([1.0 / divisor[v] for v in values], dtype=weight.dtype, device=weight.device).reshape(-1, 1)
+
+
+def _scale_gradient(tensor, scale):
+    """``tensor`` itself, whose gradient is multiplied by ``scale``: the detached value plus a zero that carries it."""
+    return tensor.detach() + (tensor - tensor.detach()) * scale
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """The sum, mean or max of each bag of rows of ``weight``, without building the looked-up rows per bag.
+
+    A bag is a row of a 2-D ``input``, or, for a 1-D ``input``, the slice from one entry of
+    ``offsets`` to the next (the last bag runs to the end, or to the last offset with
+    ``include_last_offset``). Entries equal to ``padding_idx`` are left out of their bag (and
+    of its count, for the mean); an empty bag gives zeros. The rows are looked up once with
+    :func:`embedding` (so ``sparse``, ``scale_grad_by_freq`` and ``max_norm`` act as there),
+    then laid out as ``(bags, longest bag)`` and reduced.
+
+    Parameters
+    ----------
+    input : Tensor
+        Indices (``int64`` or ``int32``): ``(B, N)`` for ``B`` bags of ``N``, or 1-D with ``offsets``.
+    weight : Tensor
+        The table, ``(num_embeddings, embedding_dim)``.
+    offsets : Tensor, optional
+        1-D, the start of each bag in ``input`` (the first is 0); only with a 1-D ``input``.
+    max_norm : float, optional
+        Renormalise, in place, each looked-up row whose ``norm_type``-norm exceeds it.
+    norm_type : float, default 2
+    scale_grad_by_freq : bool, default False
+        Divide each row's gradient by its count in ``input`` (not with ``mode="max"``).
+    mode : {"sum", "mean", "max"}, default "mean"
+    sparse : bool, default False
+        Give ``weight`` a row-sparse gradient (not with ``mode="max"``).
+    per_sample_weights : Tensor, optional
+        A weight per entry of ``input`` (its shape), multiplying each row before the sum
+        (``mode="sum"`` only); it gets a gradient.
+    include_last_offset : bool, default False
+        ``offsets`` has one more entry, the end of the last bag.
+    padding_idx : int, optional
+        Entries equal to it are left out of the bags (negative counts from the end).
+
+    Returns
+    -------
+    Tensor
+        ``(B, embedding_dim)``.
+
+    Notes
+    -----
+    With ``scale_grad_by_freq`` (dense gradients) lucid reproduces torch's CPU numbers,
+    which are not what torch documents: torch divides the gradient of the k-th distinct
+    index, in sorted order, by the count of the k-th entry of the sorted indices. For
+    ``[1, 1, 3]`` row 3's gradient is halved although it appears once. Each row is divided
+    by its own count only when no index repeats before it in sorted order. With
+    ``include_last_offset`` the last bag runs to the end of ``input`` whatever the last
+    offset says, as in torch.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> weight = lucid.tensor([[1.0, 1.0], [2.0, 4.0], [3.0, 9.0]], requires_grad=True)
+    >>> F.embedding_bag(lucid.tensor([0, 1, 2, 2]), weight, lucid.tensor([0, 1]), mode="sum")
+    tensor([[ 1.,  1.],
+            [ 8., 22.]], grad_fn=<SumBackward>)
+    >>> F.embedding_bag(lucid.tensor([[0, 2], [1, 1]]), weight, mode="max")
+    tensor([[3., 9.],
+            [2., 4.]], grad_fn=<WhereBackward>)
+    >>> F.embedding_bag(lucid.tensor([[0, 2], [1, 0]]), weight, padding_idx=0).detach()  # a mean of the rest
+    tensor([[3., 9.],
+            [2., 4.]])
+    """
+    _require_tensor(input, "input", "embedding_bag", 1)
+    _require_tensor(weight, "weight", "embedding_bag", 2)
+    if mode not in _BAG_MODES:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if per_sample_weights is not None:
+        _require_tensor(per_sample_weights, "per_sample_weights", "embedding_bag", 9)
+        if mode != "sum":
+            raise NotImplementedError(
+                "embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for "
+                f"mode='sum' (got mode='{mode}'). Please open a feature request on GitHub."
+            )
+        if per_sample_weights.shape != input.shape:
+            raise ValueError(
+                f"embedding_bag: If per_sample_weights ({list(per_sample_weights.shape)}) is not None, then it must "
+                f"have the same shape as the input ({list(input.shape)})"
+            )
+        if per_sample_weights.dtype is not weight.dtype:
+            raise RuntimeError(
+                f"expected scalar type {_TORCH_TYPE[weight.dtype.name]} but found "
+                f"{_TORCH_TYPE[per_sample_weights.dtype.name]}"
+            )
+    _check_indices(input, weight)
+    padding_idx = _validate_padding_idx(padding_idx, weight.shape[0])
+    flat, starts, sample_weights, end = _bag_layout(input, offsets, per_sample_weights, include_last_offset)
+    # torch divides by the frequencies itself, in its own way (see Notes), except for sparse gradients
+    rows = embedding(flat, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq and sparse, sparse)
+    if scale_grad_by_freq and not sparse and flat.numel():
+        rows = _scale_gradient(rows, _torch_frequency_scales(flat, weight))
+    bags, dim, device = starts.shape[0], weight.shape[1], weight.device
+    if bags == 0:
+        return rows[:0].reshape(0, dim) if rows.numel() else lucid.zeros(0, dim, dtype=weight.dtype, device=device)
+    # the positions of each bag's entries, laid out as (bags, longest); position n is a sentinel
+    n = flat.numel()
+    stops = lucid.cat([starts[1:], lucid.tensor([end], device=device)]) if bags > 1 else lucid.tensor([end], device=device)
+    stops = lucid.clamp(stops, max=end)
+    lengths = lucid.clamp(stops - starts, min=0)
+    longest = max(int(lucid.max(lengths).item()), 1)
+    positions = starts.reshape(bags, 1) + lucid.arange(longest, device=device).reshape(1, longest)
+    inside = lucid.arange(longest, device=device).reshape(1, longest) < lengths.reshape(bags, 1)
+    if padding_idx is not None:
+        extended = lucid.cat([flat.to(lucid.int64), lucid.tensor([padding_idx], device=device)])
+        inside = inside & (extended[lucid.where(inside, positions, n)] != padding_idx)
+    positions = lucid.where(inside, positions, n)
+    sentinel = lucid.zeros(1, dim, dtype=weight.dtype, device=device)
+    laid_out = lucid.cat([rows, sentinel])[positions]  # (bags, longest, dim)
+    if mode == "max":
+        floor = lucid.full((1,), float("-inf"), dtype=weight.dtype, device=device)
+        best = lucid.max(lucid.where(inside.unsqueeze(-1), laid_out, floor), dim=1).values
+        return lucid.where(inside.any(dim=1, keepdim=True), best, 0.0)
+    if sample_weights is not None:
+        scales = lucid.cat([sample_weights, lucid.zeros(1, dtype=weight.dtype, device=device)])[positions]
+        laid_out = laid_out * scales.unsqueeze(-1)
+    total = laid_out.sum(dim=1)
+    if mode == "sum":
+        return total
+    counts = inside.sum(dim=1, keepdim=True).to(weight.dtype)
+    return total / lucid.clamp(counts, min=1)
+
+
 # --- losses ----------------------------------------------------------------------------------
-def _implicit_dim(input, dim, name: str, stacklevel: int) -> int:
-    """``dim``, or torch's deprecated choice when it is omitted (with its warning)."""
-    if dim is not None:
-        return dim
-    warnings.warn(
-        f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
-        stacklevel=stacklevel + 1,
-    )
-    return 0 if input.ndim in (0, 1, 3) else 1
-
-
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """``input - logsumexp(input, dim)``: the log of the softmax along ``dim``, computed stably.
-
-    Parameters
-    ----------
-    input : Tensor
-    dim : int
-        The dimension to normalise. Omitting it is deprecated (as in torch): dimension 0 is used
-        for 0-, 1- and 3-D inputs, 1 otherwise, with a warning.
-    dtype : lucid.dtype, optional
-        Cast the input to this dtype first.
-
-    Examples
-    --------
-    >>> import lucid
-    >>> import lucid.nn.functional as F
-    >>> out = F.log_softmax(lucid.tensor([[0.0, 0.0], [1.0, 1.0]]), dim=1)
-    >>> bool(((out.exp().sum(dim=1) - 1).abs() < 1e-6).all())
-    True
-    """
-    _require_tensor(input, "input", "log_softmax", 1)
-    dim = _implicit_dim(input, dim, "log_softmax", _stacklevel)
-    if dtype is not None:
-        input = input.to(dtype)
-    return lucid.log_softmax(input, dim)
-
-
-def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """``exp(input) / sum(exp(input))`` along ``dim``, computed stably (see :func:`lucid.softmax`).
-
-    Parameters
-    ----------
-    input : Tensor
-    dim : int
-        The dimension to normalise; omitting it is deprecated, as for :func:`log_softmax`.
-    dtype : lucid.dtype, optional
-        Cast the input to this dtype first.
-
-    Examples
-    --------
-    >>> import lucid
-    >>> import lucid.nn.functional as F
-    >>> F.softmax(lucid.tensor([[0.0, 0.0], [0.0, 0.0]]), dim=1)
-    tensor([[0.5, 0.5],
-            [0.5, 0.5]])
-    """
-    _require_tensor(input, "input", "softmax", 1)
-    return lucid.softmax(input, _implicit_dim(input, dim, "softmax", _stacklevel), dtype=dtype)
-
-
-def one_hot(tensor, num_classes=-1):
-    """The int64 one-hot encoding of the class indices in ``tensor``: shape ``tensor.shape + (num_classes,)``.
-
-    Parameters
-    ----------
-    tensor : Tensor
-        int64 class indices, non-negative.
-    num_classes : int, default -1
-        The number of classes; -1 means one more than the largest index.
-
-    Examples
-    --------
-    >>> import lucid
-    >>> import lucid.nn.functional as F
-    >>> F.one_hot(lucid.tensor([0, 2]))
-    tensor([[1, 0, 0],
-            [0, 0, 1]])
-    >>> F.one_hot(lucid.tensor([1]), num_classes=4)
-    tensor([[0, 1, 0, 0]])
-    """
-    _require_tensor(tensor, "tensor", "one_hot", 1)
-    if tensor.dtype is not lucid.int64:
-        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    empty = tensor.numel() == 0
-    if not empty and bool((tensor < 0).any()):
-        raise RuntimeError("Class values must be non-negative.")
-    if num_classes == -1:
-        if empty:
-            raise RuntimeError("Can not infer total number of classes from empty tensor.")
-        num_classes = int(tensor.max().item()) + 1
-    elif num_classes < 1 and not empty:
-        raise RuntimeError("num_classes should be positive")
-    elif not empty and int(tensor.max().item()) >= num_classes:
-        raise RuntimeError("Class values must be smaller than num_classes.")
-    classes = lucid.arange(num_classes, device=tensor.device)
-    return (tensor.unsqueeze(-1) == classes).long()
-
-
-def mse_loss(input, target, reduction="mean"):
-    """The mean (or sum, or each) of the squared differences ``(input - target) ** 2``.
-
-    Parameters
-    ----------
-    input, target : Tensor
-        Of the same shape; other broadcastable shapes are used with a warning, as torch does.
-    reduction : {"mean", "sum", "none"}, default "mean"
-
-    Examples
-    --------
-    >>> import lucid
-    >>> import lucid.nn.functional as F
-    >>> F.mse_loss(lucid.tensor([1.0, 2.0]), lucid.tensor([1.0, 4.0]))
-    tensor(2.)
-    >>> F.mse_loss(lucid.tensor([1.0, 2.0]), lucid.tensor([1.0, 4.0]), reduction="none")
-    tensor([0., 4.])
-    """
-    _require_tensor(input, "input", "mse_loss", 1)
-    _require_tensor(target, "target", "mse_loss", 2)
-    _check_reduction(reduction)
-    if input.shape != target.shape:
-        warnings.warn(
-            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
-            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
-            stacklevel=2,
-        )
-    diff = input - target
-    return _reduce(diff * diff, reduction)
-
-
 def _class_weight(weight, input, classes: int, fn: str = ""):
     if weight is None:
         return None
@@ -522,7 +542,7 @@ def _picked_losses(input, target, weight, ignore_index):
     return losses.reshape(shape), weights.reshape(shape)
 
 
-def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """The negative log likelihood loss: ``-w[y_i] * input[i, y_i]`` for log-probabilities ``input``.
 
     With ``reduction="mean"`` this is torch's *weighted* mean,
@@ -538,6 +558,8 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
         or equal to ``ignore_index``.
     weight : Tensor, optional
         A weight per class, shape ``(C,)``; it receives no gradient.
+    size_average, reduce : bool, optional
+        Deprecated (as in torch): when either is given it sets the reduction, with a warning.
     ignore_index : int, default -100
         A target value that contributes neither loss nor gradient.
     reduction : {"mean", "sum", "none"}, default "mean"
@@ -559,6 +581,7 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     IndexError: Target 2 is out of bounds.
     """
     _require_tensor(input, "input", "nll_loss", 1)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     _check_class_target(input, target)
     classes = input.shape[1] if input.ndim > 1 else input.shape[0]
@@ -574,7 +597,7 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
 def _smoothed_class_loss(logp, target, weight, ignore_index, reduction, label_smoothing, classes):
     """torch's ``cross_entropy`` with class-index targets and ``label_smoothing > 0``."""
     class_dim = 1 if logp.ndim > 1 else 0
-    nll = nll_loss(logp, target, weight, ignore_index, reduction)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if logp.ndim == 1:
         target = target.reshape(())
     ignored = target == ignore_index
@@ -615,7 +638,8 @@ def _probability_loss(logp, target, weight, reduction, label_smoothing, classes)
     return losses
 
 
-def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
     """The cross-entropy between the softmax of the logits ``input`` and ``target``.
 
     With class-index targets it is ``nll_loss(log_softmax(input, 1), target, ...)``. With
@@ -634,6 +658,8 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
         probabilities of ``input``'s shape.
     weight : Tensor, optional
         A weight per class, shape ``(C,)``.
+    size_average, reduce : bool, optional
+        Deprecated, as for :func:`nll_loss`.
     ignore_index : int, default -100
         A target value that contributes nothing (class-index targets only).
     reduction : {"mean", "sum", "none"}, default "mean"
@@ -657,6 +683,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     """
     _require_tensor(input, "input", "cross_entropy", 1)
     _require_tensor(target, "target", "cross_entropy", 2)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if not isinstance(label_smoothing, numbers.Real) or not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -682,4 +709,43 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
         _check_class_target(input, target)
         weight = _class_weight(weight, input, classes)
         return _smoothed_class_loss(logp, target, weight, ignore_index, reduction, label_smoothing, classes)
-    return nll_loss(logp, target, weight, ignore_index, reduction)
+    return nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+
+
+# --- encodings --------------------------------------------------------------------------------
+def one_hot(tensor, num_classes=-1):
+    """The int64 one-hot encoding of the class indices in ``tensor``: shape ``tensor.shape + (num_classes,)``.
+
+    Parameters
+    ----------
+    tensor : Tensor
+        int64 class indices, non-negative.
+    num_classes : int, default -1
+        The number of classes; -1 means one more than the largest index.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> F.one_hot(lucid.tensor([0, 2]))
+    tensor([[1, 0, 0],
+            [0, 0, 1]])
+    >>> F.one_hot(lucid.tensor([1]), num_classes=4)
+    tensor([[0, 1, 0, 0]])
+    """
+    _require_tensor(tensor, "tensor", "one_hot", 1)
+    if tensor.dtype is not lucid.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    empty = tensor.numel() == 0
+    if not empty and bool((tensor < 0).any()):
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        if empty:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(tensor.max().item()) + 1
+    elif num_classes < 1 and not empty:
+        raise RuntimeError("num_classes should be positive")
+    elif not empty and int(tensor.max().item()) >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    classes = lucid.arange(num_classes, device=tensor.device)
+    return (tensor.unsqueeze(-1) == classes).long()

@@ -366,16 +366,20 @@ def update_bn(loader, model: Module, device=None) -> None:
 
     Notes
     -----
-    lucid has no batch-norm layer yet. A module counts as one if it has a
-    ``reset_running_stats()`` method and a ``momentum`` attribute (the interface torch's
-    ``_BatchNorm`` has, and lucid's will have); for a model without any, this returns at
-    once without running the model, as torch's does.
+    A module counts as a batch-norm layer if it has a ``reset_running_stats()`` method and
+    a ``momentum`` attribute, as :class:`lucid.nn.BatchNorm1d` (and torch's ``_BatchNorm``)
+    has; for a model without any, this returns at once without running the model, as
+    torch's does.
 
     Examples
     --------
     >>> import lucid
     >>> from lucid import nn
     >>> from lucid.optim.swa_utils import update_bn
+    >>> model = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    >>> update_bn([lucid.ones(4, 2), lucid.zeros(4, 2)], model)
+    >>> model[1].num_batches_tracked, model[1].momentum
+    (tensor(2), 0.1)
     >>> update_bn([lucid.ones(4, 2)], nn.Linear(2, 1))  # no batch norm: nothing to do
     """
     momenta = {}

@@ -1,8 +1,21 @@
 """The layers of :mod:`lucid.nn`, one family per file."""
 
-from .activation import ReLU, Sigmoid, Tanh
-from .container import Sequential
+from .activation import (
+    ELU, GELU, Flatten, Hardtanh, Identity, LeakyReLU, LogSoftmax, Mish, ReLU, ReLU6, Sigmoid, SiLU, Softmax,
+    Softplus, Softsign, Tanh, Unflatten,
+)
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .linear import Linear
-from .sparse import Embedding
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss
+from .normalization import BatchNorm1d, Dropout, LayerNorm
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from .sparse import Embedding, EmbeddingBag
 
-__all__ = ["Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "Embedding"]
+__all__ = [
+    "Linear", "Embedding", "EmbeddingBag", "Dropout", "LayerNorm", "BatchNorm1d",
+    "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
+    "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
+    "ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Mish", "Hardtanh", "Softplus", "Softsign", "Tanh",
+    "Sigmoid", "Softmax", "LogSoftmax", "Identity", "Flatten", "Unflatten",
+    "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss",
+]

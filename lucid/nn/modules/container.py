@@ -5,9 +5,11 @@ from __future__ import annotations
 import operator
 from collections import OrderedDict
 
-from ..module import Module
+from ..._tensor import Tensor
+from ..module import Module, _addindent
+from ..parameter import Parameter
 
-__all__ = ["Sequential"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 class Sequential(Module):
@@ -139,3 +141,520 @@ class Sequential(Module):
         for module in self:
             input = module(input)
         return input
+
+
+def _index(idx, size: int, kind: str = "index") -> int:
+    idx = operator.index(idx)
+    if not -size <= idx < size:
+        raise IndexError(f"{kind} {idx} is out of range")
+    return idx % size
+
+
+class ModuleList(Module):
+    """A list of modules, registered as children ``"0"``, ``"1"``, ... so that their parameters count.
+
+    Parameters
+    ----------
+    modules : iterable of Module, optional
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn
+    >>> layers = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])
+    >>> layers.append(nn.ReLU())
+    ModuleList(
+      (0-2): 3 x Linear(in_features=2, out_features=2, bias=True)
+      (3): ReLU()
+    )
+    >>> len(layers), len(list(layers.parameters())), type(layers[1:]).__name__
+    (4, 6, 'ModuleList')
+    """
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(list(self._modules.values())[idx])
+        return self._modules[str(_index(idx, len(self)))]
+
+    def __setitem__(self, idx, module) -> None:
+        setattr(self, str(_index(idx, len(self))), module)
+
+    def __delitem__(self, idx) -> None:
+        if isinstance(idx, slice):
+            for key in list(self._modules)[idx]:
+                delattr(self, key)
+        else:
+            delattr(self, str(_index(idx, len(self))))
+        self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules) -> "ModuleList":
+        return self.extend(modules)
+
+    def __add__(self, other) -> "ModuleList":
+        return type(self)([*self, *other])
+
+    def append(self, module) -> "ModuleList":
+        """Add ``module`` at the end; return self.
+
+        Examples
+        --------
+        >>> from lucid import nn
+        >>> len(nn.ModuleList().append(nn.ReLU()))
+        1
+        """
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules) -> "ModuleList":
+        """Append each module of the iterable ``modules``; return self.
+
+        Examples
+        --------
+        >>> from lucid import nn
+        >>> len(nn.ModuleList([nn.ReLU()]).extend([nn.Tanh(), nn.ReLU()]))
+        3
+        """
+        if isinstance(modules, (str, bytes)) or not hasattr(modules, "__iter__"):
+            raise TypeError("ModuleList.extend should be called with an iterable, but got "
+                            + type(modules).__name__)
+        for module in modules:
+            self.append(module)
+        return self
+
+    def insert(self, index: int, module) -> None:
+        """Put ``module`` before position ``index``.
+
+        Examples
+        --------
+        >>> from lucid import nn
+        >>> layers = nn.ModuleList([nn.ReLU()])
+        >>> layers.insert(0, nn.Tanh())
+        >>> layers[0]
+        Tanh()
+        """
+        modules = list(self._modules.values())
+        modules.insert(operator.index(index), module)
+        self._modules = OrderedDict()
+        for i, m in enumerate(modules):
+            self.add_module(str(i), m)
+
+    def pop(self, key=-1):
+        """Remove the module at position ``key`` (the last by default) and return it.
+
+        Examples
+        --------
+        >>> from lucid import nn
+        >>> layers = nn.ModuleList([nn.ReLU(), nn.Tanh()])
+        >>> layers.pop(0), len(layers)
+        (ReLU(), 1)
+        """
+        module = self[key]
+        del self[key]
+        return module
+
+    def __repr__(self) -> str:
+        # torch's: runs of modules that print alike are shown once, as "(0-2): 3 x Linear(...)"
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        lines, start = [], 0
+        for end in range(1, len(reprs) + 1):
+            if end == len(reprs) or reprs[end] != reprs[start]:
+                text = _addindent(reprs[start], 2)
+                if end - start == 1:
+                    lines.append(f"({start}): {text}")
+                else:
+                    lines.append(f"({start}-{end - 1}): {end - start} x {text}")
+                start = end
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class ModuleDict(Module):
+    """An ordered dict of modules, registered as children under their keys.
+
+    Parameters
+    ----------
+    modules : mapping or iterable of (str, Module) pairs, optional
+
+    Examples
+    --------
+    >>> from lucid import nn
+    >>> heads = nn.ModuleDict({"a": nn.Linear(2, 1), "b": nn.Tanh()})
+    >>> heads["c"] = nn.ReLU()
+    >>> list(heads), "a" in heads, len(heads)
+    (['a', 'b', 'c'], True, 3)
+    >>> list(heads.state_dict())
+    ['a.weight', 'a.bias']
+    """
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str):
+        return self._modules[key]
+
+    def __setitem__(self, key: str, module) -> None:
+        self.add_module(key, module)
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key) -> bool:
+        return key in self._modules
+
+    def clear(self) -> None:
+        """Remove every module.
+
+        Examples
+        --------
+        >>> from lucid import nn
+        >>> d = nn.ModuleDict({"a": nn.ReLU()})
+        >>> d.clear(); len(d)
+        0
+        """
+        self._modules.clear()
+
+    def pop(self, key: str):
+        """Remove the module ``key`` and return it.
+
+        Examples
+        --------
+        >>> from lucid import nn
+        >>> nn.ModuleDict({"a": nn.ReLU()}).pop("a")
+        ReLU()
+        """
+        module = self[key]
+        del self[key]
+        return module
+
+    def keys(self):
+        """The keys, in order.
+
+        Examples
+        --------
+        >>> from lucid import nn
+        >>> list(nn.ModuleDict({"a": nn.ReLU()}).keys())
+        ['a']
+        """
+        return self._modules.keys()
+
+    def items(self):
+        """The ``(key, module)`` pairs, in order.
+
+        Examples
+        --------
+        >>> from lucid import nn
+        >>> list(nn.ModuleDict({"a": nn.ReLU()}).items())
+        [('a', ReLU())]
+        """
+        return self._modules.items()
+
+    def values(self):
+        """The modules, in order.
+
+        Examples
+        --------
+        >>> from lucid import nn
+        >>> list(nn.ModuleDict({"a": nn.ReLU()}).values())
+        [ReLU()]
+        """
+        return self._modules.values()
+
+    def update(self, modules) -> None:
+        """Add (or replace) the modules of a mapping or of an iterable of ``(key, module)`` pairs.
+
+        Examples
+        --------
+        >>> from lucid import nn
+        >>> d = nn.ModuleDict()
+        >>> d.update([("x", nn.ReLU()), ("y", nn.Tanh())])
+        >>> list(d)
+        ['x', 'y']
+        """
+        if isinstance(modules, (OrderedDict, ModuleDict, dict)) or hasattr(modules, "keys"):
+            for key, module in modules.items():
+                self[key] = module
+            return
+        for j, pair in enumerate(modules):
+            if not hasattr(pair, "__iter__") or isinstance(pair, (str, bytes)):
+                raise TypeError(f"ModuleDict update sequence element #{j} should be Iterable; is "
+                                + type(pair).__name__)
+            pair = tuple(pair)
+            if len(pair) != 2:
+                raise ValueError(f"ModuleDict update sequence element #{j} has length {len(pair)}; 2 is required")
+            self[pair[0]] = pair[1]
+
+
+def _as_parameter(value):
+    """A Tensor that is not yet a Parameter becomes one, as torch's ParameterList/Dict do."""
+    if isinstance(value, Tensor) and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
+def _parameter_line(key, value) -> str:
+    if isinstance(value, Tensor):
+        kind = "Parameter containing" if isinstance(value, Parameter) else "Tensor"
+        size = "x".join(str(n) for n in value.shape)
+        device = "" if value.device == "cpu" else f" ({value.device})"
+        return f"({key}): {kind}: [{value.dtype} of size {size}{device}]"
+    return f"({key}): Object of type: {type(value).__name__}"
+
+
+class ParameterList(Module):
+    """A list of Parameters, registered under ``"0"``, ``"1"``, ...; tensors given are made Parameters.
+
+    Parameters
+    ----------
+    values : iterable, optional
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn
+    >>> params = nn.ParameterList([lucid.zeros(2), nn.Parameter(lucid.ones(3, 2))])
+    >>> params
+    ParameterList(
+        (0): Parameter containing: [lucid.float32 of size 2]
+        (1): Parameter containing: [lucid.float32 of size 3x2]
+    )
+    >>> [name for name, _ in params.named_parameters()]
+    ['0', '1']
+    """
+
+    def __init__(self, values=None):
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self += values
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)([self[i] for i in range(len(self))[idx]])
+        return getattr(self, str(_index(idx, len(self))))
+
+    def __setitem__(self, idx, param) -> None:
+        setattr(self, str(_index(idx, len(self))), _as_parameter(param))
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self):
+        return iter(self[i] for i in range(len(self)))
+
+    def __iadd__(self, parameters) -> "ParameterList":
+        return self.extend(parameters)
+
+    def append(self, value) -> "ParameterList":
+        """Add ``value`` (a Parameter; a Tensor is made one) at the end; return self.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn
+        >>> len(nn.ParameterList().append(lucid.zeros(1)))
+        1
+        """
+        index = len(self)
+        self._size += 1
+        setattr(self, str(index), _as_parameter(value))
+        return self
+
+    def extend(self, values) -> "ParameterList":
+        """Append each value of the iterable ``values``; return self.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn
+        >>> len(nn.ParameterList().extend([lucid.zeros(1), lucid.ones(1)]))
+        2
+        """
+        if isinstance(values, (str, bytes, Tensor)) or not hasattr(values, "__iter__"):
+            raise TypeError("ParameterList.extend should be called with an iterable, but got "
+                            + type(values).__name__)
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self) -> str:
+        return "\n".join(_parameter_line(i, p) for i, p in enumerate(self))
+
+    def __repr__(self) -> str:
+        body = self.extra_repr()
+        return self._get_name() + "(" + ("\n    " + body.replace("\n", "\n    ") + "\n" if body else "") + ")"
+
+
+class ParameterDict(Module):
+    """An ordered dict of Parameters, registered under their keys; tensors given are made Parameters.
+
+    Parameters
+    ----------
+    parameters : mapping or iterable of (str, value) pairs, optional
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn
+    >>> params = nn.ParameterDict({"shift": lucid.zeros(2), "scale": lucid.ones(2)})  # a dict is sorted by key
+    >>> params["bias"] = lucid.zeros(2)
+    >>> list(params), isinstance(params["bias"], nn.Parameter)
+    (['scale', 'shift', 'bias'], True)
+    >>> list(params.state_dict())
+    ['scale', 'shift', 'bias']
+    """
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        self._keys = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str):
+        return getattr(self, key)
+
+    def __setitem__(self, key: str, value) -> None:
+        if not isinstance(key, str):
+            raise TypeError(f"attribute name should be a string. Got {type(key).__name__}")
+        self._keys[key] = None
+        setattr(self, key, _as_parameter(value))
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __contains__(self, key) -> bool:
+        return key in self._keys
+
+    def keys(self):
+        """The keys, in order.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn
+        >>> list(nn.ParameterDict({"w": lucid.zeros(1)}).keys())
+        ['w']
+        """
+        return self._keys.keys()
+
+    def items(self):
+        """The ``(key, parameter)`` pairs, in order.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn
+        >>> [k for k, _ in nn.ParameterDict({"w": lucid.zeros(1)}).items()]
+        ['w']
+        """
+        return ((k, self[k]) for k in self._keys)
+
+    def values(self):
+        """The parameters, in order.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn
+        >>> [p.shape for p in nn.ParameterDict({"w": lucid.zeros(1)}).values()]
+        [(1,)]
+        """
+        return (self[k] for k in self._keys)
+
+    def get(self, key: str, default=None):
+        """The parameter ``key``, or ``default`` if there is none.
+
+        Examples
+        --------
+        >>> from lucid import nn
+        >>> nn.ParameterDict().get("w", 0)
+        0
+        """
+        return self[key] if key in self else default
+
+    def pop(self, key: str):
+        """Remove the parameter ``key`` and return it.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn
+        >>> d = nn.ParameterDict({"w": lucid.zeros(1)})
+        >>> d.pop("w").shape, len(d)
+        ((1,), 0)
+        """
+        value = self[key]
+        del self[key]
+        return value
+
+    def clear(self) -> None:
+        """Remove every parameter.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn
+        >>> d = nn.ParameterDict({"w": lucid.zeros(1)})
+        >>> d.clear(); len(d)
+        0
+        """
+        for key in list(self._keys):
+            del self[key]
+
+    def update(self, parameters) -> None:
+        """Add (or replace) the values of a mapping or of an iterable of ``(key, value)`` pairs.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn
+        >>> d = nn.ParameterDict()
+        >>> d.update([("a", lucid.zeros(1)), ("b", lucid.ones(1))])
+        >>> list(d)
+        ['a', 'b']
+        """
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            pairs = [(key, parameters[key]) for key in parameters.keys()]
+        elif hasattr(parameters, "keys"):  # a plain mapping: sorted by key, as torch does
+            pairs = sorted((key, parameters[key]) for key in parameters.keys())
+        else:
+            pairs = []
+            for j, pair in enumerate(parameters):
+                pair = tuple(pair)
+                if len(pair) != 2:
+                    raise ValueError(f"ParameterDict update sequence element #{j} has length {len(pair)}; "
+                                     "2 is required")
+                pairs.append(pair)
+        for key, value in pairs:
+            self[key] = value
+
+    def extra_repr(self) -> str:
+        return "\n".join(_parameter_line(k, p) for k, p in self.items())
+
+    __repr__ = ParameterList.__repr__

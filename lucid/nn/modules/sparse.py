@@ -1,4 +1,4 @@
-"""Lookup tables."""
+"""Lookup tables: ``Embedding`` and ``EmbeddingBag``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from .. import init
 from ..module import Module
 from ..parameter import Parameter
 
-__all__ = ["Embedding"]
+__all__ = ["Embedding", "EmbeddingBag"]
 
 
 class Embedding(Module):
@@ -185,3 +185,130 @@ class Embedding(Module):
         return cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings, _freeze=freeze,
                    padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
                    scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+class EmbeddingBag(Module):
+    """A table of vectors whose bags of rows are summed, averaged or maxed, without the rows per bag.
+
+    The forward is :func:`lucid.nn.functional.embedding_bag` with this module's settings.
+
+    Parameters
+    ----------
+    num_embeddings : int
+    embedding_dim : int
+    max_norm : float, optional
+        Renormalise, in place, each looked-up row whose ``norm_type``-norm exceeds it.
+    norm_type : float, default 2.0
+    scale_grad_by_freq : bool, default False
+    mode : {"sum", "mean", "max"}, default "mean"
+    sparse : bool, default False
+        Give the weight a row-sparse gradient, for :class:`lucid.optim.SparseAdam`, ``SGD``
+        or ``Adagrad`` (not with ``mode="max"``).
+    _weight : Tensor, optional
+        Use these values instead of a random initialisation.
+    include_last_offset : bool, default False
+    padding_idx : int, optional
+        Entries equal to it are left out of the bags; the row is zeroed at initialisation and
+        gets no gradient.
+    device : {"cpu", "gpu"}, optional
+    dtype : lucid.dtype, optional
+
+    Attributes
+    ----------
+    weight : Parameter
+        ``(num_embeddings, embedding_dim)``, initialised from N(0, 1) (:func:`lucid.randn`).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn
+    >>> _ = lucid.manual_seed(0)
+    >>> bag = nn.EmbeddingBag(10, 3, mode="sum", sparse=True)
+    >>> bag
+    EmbeddingBag(10, 3, mode='sum')
+    >>> out = bag(lucid.tensor([1, 2, 4, 5, 4]), lucid.tensor([0, 2]))
+    >>> out.shape
+    (2, 3)
+    >>> out.sum().backward()
+    >>> bag.weight.grad.is_sparse
+    True
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm=None, norm_type: float = 2.0,
+                 scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False, _weight=None,
+                 include_last_offset: bool = False, padding_idx=None, device=None, dtype=None):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
+        self.padding_idx = F._validate_padding_idx(padding_idx, num_embeddings)
+        if _weight is None:
+            empty = lucid.zeros(num_embeddings, embedding_dim, dtype=dtype, device=device or "cpu")
+            self.weight = Parameter(empty)
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight)
+        self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
+
+    reset_parameters = Embedding.reset_parameters
+    _fill_padding_idx_with_zero = Embedding._fill_padding_idx_with_zero
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        """One reduced row per bag: ``(bags, embedding_dim)``.
+
+        Parameters
+        ----------
+        input : Tensor
+            ``(B, N)`` indices, or 1-D with ``offsets``.
+        offsets : Tensor, optional
+            The start of each bag of a 1-D ``input``.
+        per_sample_weights : Tensor, optional
+            Weights of ``input``'s shape (``mode="sum"`` only).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn
+        >>> bag = nn.EmbeddingBag.from_pretrained(lucid.tensor([[1.0, 0.0], [0.0, 1.0]]), mode="sum")
+        >>> bag(lucid.tensor([[0, 1, 1]]), per_sample_weights=lucid.tensor([[2.0, 1.0, 1.0]]))
+        tensor([[2., 2.]])
+        """
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                               self.mode, self.sparse, per_sample_weights, self.include_last_offset,
+                               self.padding_idx)
+
+    def extra_repr(self) -> str:
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        text += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx}"
+        return text
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze: bool = True, max_norm=None, norm_type: float = 2.0,
+                        scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                        include_last_offset: bool = False, padding_idx=None):
+        """An EmbeddingBag whose weight is ``embeddings`` (2-D); ``freeze`` turns its gradient off.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn
+        >>> bag = nn.EmbeddingBag.from_pretrained(lucid.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        >>> bag(lucid.tensor([[0, 1]])), bag.weight.requires_grad
+        (tensor([[2., 3.]]), False)
+        """
+        if embeddings.ndim != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings, include_last_offset,
+                  padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag

@@ -1,0 +1,279 @@
+"""Activation functions, with torch's formulas (and so torch's rounding) and signatures.
+
+``inplace=True`` raises ``NotImplementedError`` everywhere: lucid does not record in-place
+operations in the autograd graph, and silently computing out of place would break scripts
+that rely on the input changing.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import lucid
+
+from .checks import refuse_inplace, require_tensor
+
+__all__ = ["relu", "relu6", "leaky_relu", "elu", "gelu", "silu", "mish", "softplus", "softsign", "hardtanh",
+           "sigmoid", "tanh", "softmax", "log_softmax"]
+
+_SQRT1_2 = 1 / math.sqrt(2)
+_TANH_GELU_SCALE = math.sqrt(2) * (2 / math.sqrt(math.pi)) * 0.5  # torch's kBeta: sqrt(2 / pi)
+
+
+def relu(input, inplace: bool = False):
+    """``max(input, 0)`` elementwise; the gradient is 0 where ``input <= 0``.
+
+    Parameters
+    ----------
+    input : Tensor
+    inplace : bool, default False
+        True raises ``NotImplementedError``: lucid does not record in-place ops.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> F.relu(lucid.tensor([-2.0, 0.0, 3.0]))
+    tensor([0., 0., 3.])
+    """
+    refuse_inplace(inplace)
+    return lucid.relu(input)
+
+
+def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+    """``input`` clamped to ``[min_val, max_val]``; the gradient is 0 outside (and on) the bounds.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> F.hardtanh(lucid.tensor([-2.0, 0.5, 3.0]))
+    tensor([-1. ,  0.5,  1. ])
+    """
+    refuse_inplace(inplace)
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    inside = (input > min_val) & (input < max_val)
+    return lucid.where(inside, input, input.clamp(min_val, max_val).detach())
+
+
+def relu6(input, inplace: bool = False):
+    """``min(max(input, 0), 6)`` elementwise (:func:`hardtanh` on [0, 6]).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> F.relu6(lucid.tensor([-1.0, 3.0, 9.0]))
+    tensor([0., 3., 6.])
+    """
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
+    """``input`` where positive, ``negative_slope * input`` elsewhere.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> F.leaky_relu(lucid.tensor([-2.0, 3.0]), 0.5)
+    tensor([-1.,  3.])
+    """
+    refuse_inplace(inplace)
+    return lucid.where(input > 0, input, input * negative_slope)
+
+
+def elu(input, alpha: float = 1.0, inplace: bool = False):
+    """``input`` where positive, ``alpha * (exp(input) - 1)`` elsewhere (computed with ``expm1``).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> F.elu(lucid.tensor([-1.0, 2.0], dtype=lucid.float64))
+    tensor([-0.63212056,  2.        ], dtype=lucid.float64)
+    """
+    refuse_inplace(inplace)
+    positive = input > 0
+    # expm1 of the non-positive values only, so the branch not taken cannot overflow into the gradient
+    return lucid.where(positive, input, lucid.expm1(lucid.where(positive, 0.0, input)) * alpha)
+
+
+def gelu(input, approximate: str = "none"):
+    """The Gaussian error linear unit ``x * Phi(x)``, or its tanh approximation.
+
+    ``approximate="none"``: ``x * 0.5 * (1 + erf(x / sqrt(2)))``;
+    ``approximate="tanh"``: ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x**3)))``,
+    each with torch's order of operations.
+
+    Raises
+    ------
+    RuntimeError
+        If ``approximate`` is neither ``"none"`` nor ``"tanh"``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> F.gelu(lucid.tensor([-1.0, 0.0, 1.0], dtype=lucid.float64))
+    tensor([-0.15865525,  0.        ,  0.84134475], dtype=lucid.float64)
+    >>> F.gelu(lucid.tensor([1.0], dtype=lucid.float64), approximate="tanh")
+    tensor([0.84119199], dtype=lucid.float64)
+    """
+    require_tensor(input, "input", "gelu", 1)
+    if approximate == "none":
+        return input * 0.5 * (1 + lucid.erf(input * _SQRT1_2))
+    if approximate == "tanh":
+        inner = (input + input * input * input * 0.044715) * _TANH_GELU_SCALE
+        return 0.5 * input * (1 + lucid.tanh(inner))
+    raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
+
+
+def silu(input, inplace: bool = False):
+    """``input * sigmoid(input)`` (also called swish).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> F.silu(lucid.tensor([0.0, 1.0], dtype=lucid.float64))
+    tensor([0.        , 0.73105858], dtype=lucid.float64)
+    """
+    refuse_inplace(inplace)
+    return input * lucid.sigmoid(input)
+
+
+def softplus(input, beta: float = 1.0, threshold: float = 20.0):
+    """``log(1 + exp(beta * input)) / beta``, and ``input`` itself where ``beta * input > threshold``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> F.softplus(lucid.tensor([0.0, 30.0], dtype=lucid.float64))
+    tensor([ 0.69314718, 30.        ], dtype=lucid.float64)
+    """
+    require_tensor(input, "input", "softplus", 1)
+    scaled = input * beta
+    linear = scaled > threshold
+    # exp of the clamped value only, so the branch not taken neither overflows nor poisons the gradient
+    smooth = lucid.log1p(lucid.exp(lucid.where(linear, 0.0, scaled))) / beta
+    return lucid.where(linear, input, smooth)
+
+
+def mish(input, inplace: bool = False):
+    """``input * tanh(softplus(input))``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> F.mish(lucid.tensor([0.0, 1.0], dtype=lucid.float64))
+    tensor([0.        , 0.86509839], dtype=lucid.float64)
+    """
+    refuse_inplace(inplace)
+    return input * lucid.tanh(softplus(input))
+
+
+def softsign(input):
+    """``input / (1 + |input|)``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> F.softsign(lucid.tensor([-1.0, 3.0]))
+    tensor([-0.5 ,  0.75])
+    """
+    return input / (input.abs() + 1)
+
+
+def sigmoid(input):
+    """``1 / (1 + exp(-input))`` (:func:`lucid.sigmoid`).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> F.sigmoid(lucid.tensor([0.0]))
+    tensor([0.5])
+    """
+    return lucid.sigmoid(input)
+
+
+def tanh(input):
+    """The hyperbolic tangent (:func:`lucid.tanh`).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> F.tanh(lucid.tensor([0.0]))
+    tensor([0.])
+    """
+    return lucid.tanh(input)
+
+
+def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
+        stacklevel=stacklevel,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``input - logsumexp(input, dim)``: the log of the softmax along ``dim``, computed stably.
+
+    Parameters
+    ----------
+    input : Tensor
+    dim : int
+        The dimension to normalise. Omitting it is deprecated (as in torch): dimension 0 is used
+        for 0-, 1- and 3-D inputs, 1 otherwise, with a warning.
+    dtype : lucid.dtype, optional
+        Cast the input to this dtype first.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> out = F.log_softmax(lucid.tensor([[0.0, 0.0], [1.0, 1.0]]), dim=1)
+    >>> bool(((out.exp().sum(dim=1) - 1).abs() < 1e-6).all())
+    True
+    """
+    require_tensor(input, "input", "log_softmax", 1)
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.ndim, _stacklevel)
+    if dtype is not None:
+        input = input.to(dtype)
+    return lucid.log_softmax(input, dim)
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``exp(input) / sum(exp(input), dim)``, computed stably (see :func:`lucid.softmax`).
+
+    Parameters
+    ----------
+    input : Tensor
+    dim : int
+        The dimension to normalise; omitting it is deprecated, as for :func:`log_softmax`.
+    dtype : lucid.dtype, optional
+        Cast the input to this dtype first.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> F.softmax(lucid.tensor([[0.0, 0.0], [0.0, 1000.0]]), dim=1)
+    tensor([[0.5, 0.5],
+            [0. , 1. ]])
+    """
+    require_tensor(input, "input", "softmax", 1)
+    if dim is None:
+        dim = _softmax_dim("softmax", input.ndim, _stacklevel)
+    if dtype is not None:
+        input = input.to(dtype)
+    return lucid.softmax(input, dim)

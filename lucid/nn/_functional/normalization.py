@@ -1,0 +1,196 @@
+"""Dropout and the normalisations: ``dropout``, ``layer_norm``, ``batch_norm``."""
+
+from __future__ import annotations
+
+import numbers
+
+import lucid
+
+from .checks import check_dropout_probability, refuse_inplace, require_tensor, same_device
+
+__all__ = ["dropout", "layer_norm", "batch_norm"]
+
+
+def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` (training only).
+
+    The mask comes from lucid's seeded generator (:func:`lucid.manual_seed`), the same on
+    every device; it is not torch's stream of random numbers.
+
+    Parameters
+    ----------
+    input : Tensor
+    p : float, default 0.5
+        In [0, 1]; ``p = 1`` gives zeros.
+    training : bool, default True
+        False returns ``input`` unchanged.
+    inplace : bool, default False
+        True raises ``NotImplementedError``.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is outside [0, 1].
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> _ = lucid.manual_seed(0)
+    >>> out = F.dropout(lucid.ones(1000), p=0.2)
+    >>> sorted(set(out.tolist()))
+    [0.0, 1.25]
+    >>> F.dropout(lucid.ones(3), p=0.2, training=False)
+    tensor([1., 1., 1.])
+    """
+    require_tensor(input, "input", "dropout", 1)
+    check_dropout_probability(p)
+    refuse_inplace(inplace)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    keep = lucid.rand(*input.shape, dtype=lucid.float64, device=input.device) >= p
+    return input * keep.to(input.dtype) * (1.0 / (1.0 - p))
+
+
+def normalized_shape_tuple(normalized_shape) -> tuple:
+    """An int or a sequence of ints as a tuple of ints."""
+    if isinstance(normalized_shape, numbers.Integral):
+        return (int(normalized_shape),)
+    return tuple(int(n) for n in normalized_shape)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
+    """Normalise over the last ``len(normalized_shape)`` dimensions to mean 0 and variance 1, then scale and shift.
+
+    ``(x - mean) / sqrt(var + eps) * weight + bias``, with the biased variance, as in torch.
+
+    Parameters
+    ----------
+    input : Tensor
+        Shape ``(*, *normalized_shape)``.
+    normalized_shape : int or sequence of int
+    weight, bias : Tensor, optional
+        Of shape ``normalized_shape``.
+    eps : float, default 1e-5
+
+    Raises
+    ------
+    RuntimeError
+        If the trailing dimensions of ``input`` are not ``normalized_shape``, or ``weight``
+        or ``bias`` has another shape.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> F.layer_norm(lucid.tensor([[1.0, 3.0], [2.0, 6.0]]), (2,), eps=0.0)
+    tensor([[-1.,  1.],
+            [-1.,  1.]])
+    """
+    require_tensor(input, "input", "layer_norm", 1)
+    shape = normalized_shape_tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or input.shape[input.ndim - k:] != shape or input.ndim < k:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], "
+            f"but got input of size{list(input.shape)}"
+        )
+    for name, tensor in (("weight", weight), ("bias", bias)):
+        if tensor is not None and tensor.shape != shape:
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                f"{list(tensor.shape)} and normalized_shape = {list(shape)}"
+            )
+    same_device(input, weight, bias)
+    dims = tuple(range(input.ndim - k, input.ndim))
+    mean = input.mean(dim=dims, keepdim=True)
+    centred = input - mean
+    variance = (centred * centred).mean(dim=dims, keepdim=True)
+    out = centred * (1 / (variance + eps).sqrt())
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def check_batch_statistics(input) -> None:
+    """Training needs more than one value per channel (dimension 1) to estimate a variance."""
+    if input.numel() // max(input.shape[1], 1) <= 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(input.shape)}")
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5):
+    """Normalise each channel (dimension 1) over the batch and the other dimensions.
+
+    In training (or without running statistics) the batch's mean and biased variance
+    normalise; the running statistics, when given, are then updated in place as torch does:
+    ``running = (1 - momentum) * running + momentum * batch``, with the *unbiased* variance.
+    Otherwise the running statistics normalise.
+
+    Parameters
+    ----------
+    input : Tensor
+        Shape ``(N, C, *)``.
+    running_mean, running_var : Tensor or None
+        Shape ``(C,)``; updated in place in training.
+    weight, bias : Tensor, optional
+        Shape ``(C,)``.
+    training : bool, default False
+    momentum : float, default 0.1
+    eps : float, default 1e-5
+
+    Raises
+    ------
+    ValueError
+        In training, if a channel has a single value.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> x = lucid.tensor([[1.0, 10.0], [3.0, 30.0]])
+    >>> mean, var = lucid.zeros(2), lucid.ones(2)
+    >>> F.batch_norm(x, mean, var, training=True, eps=0.0)
+    tensor([[-1., -1.],
+            [ 1.,  1.]])
+    >>> mean, var
+    (tensor([0.2, 2. ]), tensor([ 1.1, 20.9]))
+    """
+    require_tensor(input, "input", "batch_norm", 1)
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm expected at least 2-D input (got {input.ndim}D input)")
+    channels = input.shape[1]
+    for name, tensor in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                         ("bias", bias)):
+        if tensor is not None and tensor.numel() != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {tensor.numel()}")
+    same_device(input, running_mean, running_var, weight, bias)
+    dims = (0,) + tuple(range(2, input.ndim))
+    count = input.numel() // channels if channels else 0
+    shape = (1, channels) + (1,) * (input.ndim - 2)
+    if training:
+        check_batch_statistics(input)
+        mean = input.mean(dim=dims, keepdim=True)
+        centred = input - mean
+        variance = (centred * centred).mean(dim=dims, keepdim=True)
+        with lucid.no_grad():
+            if running_mean is not None:
+                running_mean.mul_(1 - momentum).add_(mean.reshape(channels).detach() * momentum)
+            if running_var is not None:
+                unbiased = variance.reshape(channels).detach() * (count / (count - 1))
+                running_var.mul_(1 - momentum).add_(unbiased * momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("running_mean and running_var must be defined in evaluation mode")
+        centred = input - running_mean.reshape(shape)
+        variance = running_var.reshape(shape)
+    out = centred * (1 / (variance + eps).sqrt())
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
