@@ -21,7 +21,7 @@ from ._ops import methods as _methods  # noqa: F401 - attaches the ops to Tensor
 from ._ops.elementwise import abs, clamp, exp, isfinite, log, matmul, relu, sigmoid, sqrt, tanh, where
 from ._ops.reduction import all, any, log_softmax, max, mean, min, sum
 from ._ops.shape import cat, flatten, permute, reshape, squeeze, stack, transpose, unsqueeze
-from ._tensor import Tensor
+from ._tensor import Tensor, eval  # noqa: A004 - mx.eval's name: evaluate lazy (MLX) tensors now
 from ._sparse import SparseTensor, sparse_coo_tensor
 
 from . import nn, optim  # noqa: E402 - after the core they build on, as torch.nn and torch.optim
@@ -48,7 +48,7 @@ def is_available(device) -> bool:
 __all__ = [
     "Tensor", "dtype", "finfo", "bool", "float16", "float32", "float64", "int32", "int64", "half", "double", "long",
     "tensor", "zeros", "ones", "full", "zeros_like", "ones_like", "randn", "rand", "arange", "manual_seed",
-    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "is_available",
+    "eval", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "is_available",
     "abs", "clamp", "clip", "exp", "isfinite", "log", "matmul", "relu", "sigmoid", "sqrt", "tanh", "where",
     "all", "any", "log_softmax", "max", "mean", "min", "sum",
     "cat", "flatten", "permute", "reshape", "squeeze", "stack", "transpose", "unsqueeze",

@@ -1116,6 +1116,62 @@ class Tensor:
         return record(out, "CloneBackward", (self,), lambda g: (g,))
 
 
+def eval(*tensors) -> None:  # noqa: A001 - mx.eval's name, as lucid.eval
+    """Compute the values of ``tensors`` now: MLX (``"gpu"``) is lazy and builds a graph
+    until something needs the numbers; on NumPy (``"cpu"``) this does nothing.
+
+    Optimizers call it once at the end of each step, on every parameter and state array the
+    step changed, so that one step never leaves a growing graph behind. Arguments may be
+    tensors, or lists, tuples or dicts of them; anything else is ignored.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.ones(3)
+    >>> y = x * 2 + 1
+    >>> lucid.eval(x, [y], {"y": y})
+    >>> y
+    tensor([3., 3., 3.])
+    """
+    by_backend: dict = {}
+    pending = list(tensors)
+    while pending:
+        value = pending.pop()
+        if isinstance(value, Tensor):
+            by_backend.setdefault(value._backend, []).append(value._data)
+        elif isinstance(value, (list, tuple)):
+            pending.extend(value)
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+    for backend, arrays in by_backend.items():
+        backend.eval(arrays)
+
+
+def run_rule_(rule, items) -> None:
+    """Update tensors in place by the elementwise update rule ``rule`` (see lucid._backend.rules).
+
+    ``items`` holds, per parameter, ``(tensors, grad, (negate, l2, shrink), scalars)``:
+    ``tensors`` the parameter and its state tensors in the rule's order, ``grad`` its dense
+    gradient. Each backend runs the rule its own way (numba loops on NumPy, MLX arrays);
+    every tensor written gets its version bumped, as an in-place method's would. Callers
+    check shapes, dtypes and devices first: this runs what it is given.
+    """
+    by_backend: dict = {}
+    for tensors, grad, decay, scalars in items:
+        by_backend.setdefault(tensors[0]._backend, ([], []))
+        group = by_backend[tensors[0]._backend]
+        group[0].append(tensors)
+        group[1].append(([t._data for t in tensors], grad._data, decay, scalars))
+    for backend, (tensors_of, native) in by_backend.items():
+        results = backend.run_rule(rule, native)
+        rebind = not backend.views_share_memory
+        for tensors, arrays in zip(tensors_of, results):
+            for tensor, array in zip(tensors, arrays):
+                if rebind:
+                    tensor._data = array
+                tensor._version += 1
+
+
 def _rebuild_tensor(array, device, dtype, requires_grad) -> Tensor:
     return Tensor(array, dtype=dtype, device=device, requires_grad=requires_grad)
 

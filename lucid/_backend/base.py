@@ -309,3 +309,20 @@ class Backend:
     def is_exclusive(self, array) -> bool:
         """Whether ``array`` owns its memory, so it may be kept without a copy."""
         return True
+
+    # --- elementwise update rules (see rules.py) -------------------------------------------
+    def run_rule(self, rule, items) -> list:
+        """Run the elementwise ``rule`` (a :class:`~lucid._backend.rules.Rule`) once per item.
+
+        Each item is ``(arrays, grad, (negate, l2, shrink), scalars)``: ``arrays`` the
+        parameter and its state arrays in the rule's order, then what the
+        :func:`~lucid._backend.rules.prologue` takes, then the rule's scalars (Python numbers
+        and bools). Returns, per item, the new arrays in the same order; a backend that writes
+        in place returns the arrays it was given, and the caller rebinds to what it gets.
+        """
+        raise NotImplementedError
+
+    @property
+    def rule_runner(self) -> str:
+        """How this backend runs update rules here (for benchmarks and messages)."""
+        return "array expressions"

@@ -25,7 +25,7 @@ from collections import OrderedDict
 from .._autograd import enable_grad, no_grad
 from .._dtype import float32
 from .._sparse import SparseTensor
-from .._tensor import Tensor
+from .._tensor import Tensor, run_rule_
 from ..utils.hooks import add_hook
 from . import _checks
 from . import schedules as _schedules
@@ -289,11 +289,57 @@ class Optimizer:
         """
         return {k: v.shape for k, v in self.init_state(param, group).items() if isinstance(v, Tensor)}
 
+    #: How ``weight_decay`` enters an elementwise rule, applied by the base before the rule:
+    #: "l2" (added to the gradient), "decoupled" (the parameter shrinks by ``1 - lr * wd``;
+    #: also taken when a group sets ``decoupled_weight_decay``), or "" (no weight decay).
+    _weight_decay: str = ""
+
+    #: Whether ``rule_scalars`` reads per-parameter state beyond the step count (NAdam's
+    #: ``mu_product``, ASGD's ``eta``): otherwise it is called once per distinct step per group.
+    _per_param_scalars: bool = False
+
+    def elementwise_rule(self, group: dict):
+        """The elementwise update rule for ``group``'s settings, or None to use ``update``.
+
+        A rule (:func:`lucid.optim.elementwise`) is a pure function of a parameter's elements,
+        its gradient's, its state's and some scalars; each backend runs it its own way (one
+        compiled loop on NumPy with numba, MLX arrays on "gpu"). The base applies
+        ``maximize`` and weight decay first (see ``_weight_decay``), increments
+        ``state["step"]`` where the state has one, and asks :meth:`rule_scalars` for the rest.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> adam = optim.Adam([nn.Parameter(lucid.zeros(2))])
+        >>> adam.elementwise_rule(adam.param_groups[0])
+        <elementwise rule adam(param, grad, exp_avg, exp_avg_sq, weight1, beta2, one_minus_beta2, bias_correction2_sqrt, eps, neg_step_size)>
+        """
+        return None
+
+    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
+        """The scalar arguments of the group's rule for ``param``, whose state is ``state``
+        (its step count already incremented), computed as torch computes them: Python
+        numbers (and bools), which the backend casts to the parameter's dtype.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> p = nn.Parameter(lucid.zeros(2))
+        >>> sgd = optim.SGD([p], lr=0.5)
+        >>> sgd.elementwise_rule(sgd.param_groups[0]).scalars, sgd.rule_scalars(sgd.param_groups[0], p, {})
+        (('neg_lr',), (-0.5,))
+        """
+        raise NotImplementedError
+
     def update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         """Update ``param`` (and ``state``) in place from ``grad``: one optimizer's rule.
 
         The base class calls it under ``no_grad`` for each parameter with a gradient, after
-        every gradient was checked, with ``grad`` already negated under ``maximize``.
+        every gradient was checked, with ``grad`` already negated under ``maximize``, when the
+        optimizer has no :meth:`elementwise_rule` (or the gradient is sparse). For an
+        optimizer with a rule it runs that rule on the one parameter.
 
         Examples
         --------
@@ -307,7 +353,12 @@ class Optimizer:
         Parameter containing:
         tensor([0.5, 2.5], requires_grad=True)
         """
-        raise NotImplementedError
+        rule = self.elementwise_rule(group)
+        if rule is None:
+            raise NotImplementedError(f"{type(self).__name__} defines neither update nor elementwise_rule")
+        if not state:
+            state.update(self.init_state(param, group))
+        self._run_rule(group, rule, [(param, grad, state)], False)
 
     # --- groups --------------------------------------------------------------------------
     def add_param_group(self, param_group: dict) -> None:
@@ -544,13 +595,55 @@ class Optimizer:
         return loss
 
     def _update_group(self, group: dict, pairs: list) -> None:
-        """Run the rule over one group's parameters (one tensor at a time, for now)."""
+        """Update one group's parameters from their (checked) gradients.
+
+        This is the per-group seam: a subclass or a wrapper that shards the work (ZeRO) or
+        fuses it differently replaces this method. An optimizer with an elementwise rule runs
+        it over every dense gradient of the group in one call to the backend; the others
+        (and sparse gradients) go through ``update`` one parameter at a time.
+        """
         maximize = group.get("maximize", False)
+        rule = self.elementwise_rule(group)
+        dense = []
         for param, grad in pairs:
             state = self._state_of(param, group)
-            self.update(param, -grad if maximize else grad, state, group)
-            if not state:  # a stateless rule (SGD without momentum) keeps no entry, as in torch
-                del self.state[param]
+            if rule is None or grad.is_sparse:
+                self.update(param, -grad if maximize else grad, state, group)
+            else:
+                dense.append((param, grad, state))
+        if dense:
+            self._run_rule(group, rule, dense, maximize)
+        for param, _ in pairs:
+            if not self.state.for_param(param):  # a stateless rule (SGD without momentum) keeps none, as torch
+                self.state._by_param.pop(id(param), None)
+
+    def _run_rule(self, group: dict, rule, triples: list, negate: bool) -> None:
+        """``rule`` over ``(param, grad, state)`` triples: step counts, decay and scalars, then one backend call."""
+        decay = (negate, *self._decay(group))
+        scalars_at: dict = {}
+        items = []
+        for param, grad, state in triples:
+            if "step" in state:
+                state["step"] += 1
+            if self._per_param_scalars:
+                scalars = self.rule_scalars(group, param, state)
+            else:  # the same for every parameter of a dtype at the same step: computed once
+                key = (state.get("step"), param.dtype)
+                scalars = scalars_at.get(key)
+                if scalars is None:
+                    scalars = scalars_at[key] = self.rule_scalars(group, param, state)
+            items.append(((param, *(state[key] for key in rule.state)), grad, decay, scalars))
+        run_rule_(rule, items)
+
+    def _decay(self, group: dict) -> tuple:
+        """``(l2, shrink)`` for the prologue: L2 weight decay's factor, or decoupled decay's
+        ``1 - lr * weight_decay`` (in a Tensor lr's dtype, as torch), None where absent."""
+        decay = group.get("weight_decay", 0) if self._weight_decay else 0
+        if decay == 0:
+            return None, None
+        if self._weight_decay == "decoupled" or group.get("decoupled_weight_decay", False):
+            return None, float(scalar(1 - group["lr"] * decay))
+        return float(scalar(decay)), None
 
     def _state_of(self, param: Tensor, group: dict) -> dict:
         """``param``'s state, created on first use and converted to its device and dtype."""
