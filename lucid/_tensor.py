@@ -1138,13 +1138,46 @@ def eval(*tensors) -> None:  # noqa: A001 - mx.eval's name, as lucid.eval
     while pending:
         value = pending.pop()
         if isinstance(value, Tensor):
-            by_backend.setdefault(value._backend, []).append(value._data)
+            if value._backend.lazy:
+                by_backend.setdefault(value._backend, []).append(value._data)
         elif isinstance(value, (list, tuple)):
             pending.extend(value)
         elif isinstance(value, dict):
             pending.extend(value.values())
     for backend, arrays in by_backend.items():
         backend.eval(arrays)
+
+
+def same_layout(a, b) -> bool:
+    """Whether tensors ``a`` and ``b`` are dense, on one device, of one dtype and one shape.
+
+    A cheap test with no message, for hot paths (an optimizer's step) that run their full
+    checks, with messages, only when it fails.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid._tensor import same_layout
+    >>> same_layout(lucid.zeros(2), lucid.ones(2)), same_layout(lucid.zeros(2), lucid.zeros(3))
+    (True, False)
+    """
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)) or a._backend is not b._backend:
+        return False
+    x, y = a._box[0], b._box[0]
+    return x.dtype == y.dtype and x.shape == y.shape
+
+
+def same_kind(a, b) -> bool:
+    """Whether dense tensors ``a`` and ``b`` are on one device with one dtype (any shapes); cheap.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid._tensor import same_kind
+    >>> same_kind(lucid.zeros(2), lucid.ones(3)), same_kind(lucid.zeros(2), lucid.zeros(2, dtype=lucid.float64))
+    (True, False)
+    """
+    return a._backend is b._backend and a._box[0].dtype == b._box[0].dtype
 
 
 def run_rule_(rule, items) -> None:
@@ -1158,10 +1191,12 @@ def run_rule_(rule, items) -> None:
     """
     by_backend: dict = {}
     for tensors, grad, decay, scalars in items:
-        by_backend.setdefault(tensors[0]._backend, ([], []))
-        group = by_backend[tensors[0]._backend]
+        group = by_backend.get(tensors[0]._backend)
+        if group is None:
+            group = by_backend[tensors[0]._backend] = ([], [])
         group[0].append(tensors)
-        group[1].append(([t._data for t in tensors], grad._data, decay, scalars))
+        group[1].append(([t._data if t._base is not None else t._box[0] for t in tensors],
+                         grad._data if grad._base is not None else grad._box[0], decay, scalars))
     for backend, (tensors_of, native) in by_backend.items():
         results = backend.run_rule(rule, native)
         rebind = not backend.views_share_memory

@@ -38,6 +38,7 @@ class MlxBackend(Backend):
     device = "gpu"
     _xp = mx
     views_share_memory = False
+    lazy = True
     library = "MLX"
     to_native = _TO_NATIVE
 

@@ -66,7 +66,8 @@ def where(condition, a, b):
 
 _LOOP = '''
 @njit(cache=True, nogil=True, error_model="numpy")
-def kernel(param, grad, {states}negate, l2, shrink{scalars}):
+def kernel(param, grad, {states}scalars, negate, l2, shrink):
+{unpack}
     for i in range(param.size):
         p, g = prologue(param[i], grad[i], negate, l2, shrink)
         {outputs} = rule(p, g, {state_items}{scalar_names})
@@ -100,14 +101,16 @@ def _undecorated(fn) -> str:
 def module_source(rule: _rules.Rule) -> str:
     """The text of the kernel module for ``rule``."""
     states = "".join(f"{name}, " for name in rule.state)
-    scalars = "".join(f", {name}" for name in rule.scalars)
+    # the rule's scalars arrive packed in one array of the parameter's dtype (bools as 0 or 1):
+    # numba reads an array argument much faster than a NumPy scalar
+    unpack = "\n".join(f"    {name} = scalars[{k}]" for k, name in enumerate(rule.scalars)) or "    pass"
     outputs = "".join(["p, ", *(f"new_{name}, " for name in rule.state)])
     state_items = "".join(f"{name}[i], " for name in rule.state)
     writes = "\n".join(f"        {name}[i] = new_{name}" for name in rule.state)
     functions = [_undecorated(_rules.lerp), _undecorated(_rules.prologue), *rule.sources()]
     body = [_PRELUDE, *("@njit(error_model=\"numpy\")\n" + text for text in functions)]
     body.append(f"rule = {rule.fn.__name__}\n")
-    body.append(_LOOP.format(states=states, scalars=scalars, outputs=outputs, state_items=state_items,
+    body.append(_LOOP.format(states=states, unpack=unpack, outputs=outputs, state_items=state_items,
                              scalar_names=", ".join(rule.scalars), writes=writes))
     return "\n\n".join(body)
 
@@ -116,8 +119,10 @@ _kernels: dict = {}
 
 
 def kernel(rule: _rules.Rule):
-    """The compiled loop of ``rule``: ``kernel(param, grad, *state, negate, l2, shrink, *scalars)``
-    on 1-D contiguous arrays of one dtype, updating ``param`` and the state in place."""
+    """The compiled loop of ``rule``: ``kernel(param, grad, *state, scalars, negate, l2, shrink)``
+    on 1-D contiguous arrays of one dtype (``scalars`` too: the rule's scalars in order),
+    updating ``param`` and the state in place; ``l2`` and ``shrink`` are None or scalars of
+    that dtype (see :func:`~lucid._backend.rules.prologue`)."""
     found = _kernels.get(rule)
     if found is not None:
         return found

@@ -176,15 +176,20 @@ class NumpyBackend(Backend):
 
     def run_rule(self, rule, items):
         jit = self._jit()
+        kernel = jit.kernel(rule) if jit is not None else None
+        packed: dict = {}  # the scalars of a step are shared by its parameters: packed once
         for arrays, grad, decay, scalars in items:
             dtype = arrays[0].dtype
-            if jit is not None and dtype in _JIT_DTYPES and all(a.flags.c_contiguous for a in arrays):
-                cast = dtype.type
-                negate, l2, shrink = decay
-                jit.kernel(rule)(*(a.reshape(-1) for a in arrays[:1]), np.ascontiguousarray(grad).reshape(-1),
-                                 *(a.reshape(-1) for a in arrays[1:]), negate,
-                                 None if l2 is None else cast(l2), None if shrink is None else cast(shrink),
-                                 *(v if isinstance(v, bool) else cast(v) for v in scalars))
+            if kernel is not None and dtype in _JIT_DTYPES and all(a.flags.c_contiguous for a in arrays):
+                key = (id(scalars), id(decay), dtype)
+                args = packed.get(key)
+                if args is None:
+                    cast = dtype.type
+                    negate, l2, shrink = decay
+                    args = packed[key] = (np.array(scalars, dtype=dtype), negate, None if l2 is None else cast(l2),
+                                          None if shrink is None else cast(shrink))
+                kernel(arrays[0].reshape(-1), np.ascontiguousarray(grad).reshape(-1),
+                       *(a.reshape(-1) for a in arrays[1:]), *args)
             else:
                 self._evaluate_rule(rule, arrays, grad, decay, scalars)
         return [arrays for arrays, *_ in items]

@@ -25,7 +25,7 @@ from collections import OrderedDict
 from .._autograd import enable_grad, no_grad
 from .._dtype import float32
 from .._sparse import SparseTensor
-from .._tensor import Tensor, run_rule_
+from .._tensor import Tensor, eval as lucid_eval, run_rule_, same_kind, same_layout
 from ..utils.hooks import add_hook
 from . import _checks
 from . import schedules as _schedules
@@ -512,11 +512,9 @@ class Optimizer:
     def _check_state_fits(self, index: int, param: Tensor, state: dict, group: dict) -> None:
         """Raise if ``param``'s state no longer fits it (its data was replaced by another shape).
 
-        Checked only when the parameter's shape differs from the one last checked, so a
-        normal step allocates nothing here.
+        The step checks it only when the parameter's shape differs from the one last checked,
+        so a normal step allocates nothing here.
         """
-        if self._state_shapes.get(id(param)) == param.shape:
-            return
         shapes = self.state_shapes(param, group)
         for key, value in state.items():
             if isinstance(value, Tensor) and key in shapes and value.shape != shapes[key]:
@@ -532,14 +530,16 @@ class Optimizer:
         for group in self.param_groups:
             pairs = []
             for param in group["params"]:
-                if param.grad is not None:
-                    self._check_grad(index, param, param.grad)
-                    if param.grad.is_sparse:
-                        self._check_sparse_grad(group)
+                grad = param.grad
+                if grad is not None:
+                    if not same_layout(param, grad):  # the full checks, with their messages
+                        self._check_grad(index, param, grad)
+                        if grad.is_sparse:
+                            self._check_sparse_grad(group)
                     state = self.state.for_param(param)
-                    if state:
+                    if state and self._state_shapes.get(id(param)) != param.shape:
                         self._check_state_fits(index, param, state, group)
-                    pairs.append((param, param.grad))
+                    pairs.append((param, grad))
                 index += 1
             work.append((group, pairs))
         return work
@@ -652,7 +652,7 @@ class Optimizer:
             state = self.state[param] = self.init_state(param, group)
             return state
         for key, value in state.items():
-            if isinstance(value, Tensor):
+            if isinstance(value, Tensor) and not same_kind(value, param):  # else it fits: the usual case
                 dtype = self._state_dtype(key, value, param)
                 if value.device != param.device or value.dtype is not dtype:
                     state[key] = value.detach().to(param.device, dtype)
@@ -660,15 +660,8 @@ class Optimizer:
 
     def _materialize(self, params) -> None:
         """Evaluate, once, every parameter and state array a step changed (MLX is lazy)."""
-        by_backend: dict = {}
-        for param in params:
-            arrays = by_backend.setdefault(param._backend, [])
-            arrays.append(param._data)
-            for value in (self.state.for_param(param) or {}).values():
-                if isinstance(value, Tensor):
-                    arrays.append(value._data)
-        for backend, arrays in by_backend.items():
-            backend.eval(arrays)
+        params = list(params)
+        lucid_eval(params, [self.state.for_param(param) or {} for param in params])
 
     # --- hooks ---------------------------------------------------------------------------
     def register_step_pre_hook(self, hook):
