@@ -1148,6 +1148,20 @@ def eval(*tensors) -> None:  # noqa: A001 - mx.eval's name, as lucid.eval
         backend.eval(arrays)
 
 
+def lazy_only(tensors) -> list:
+    """The tensors among ``tensors`` whose device computes lazily (MLX), which :func:`eval`
+    would evaluate; an empty list where there is nothing to evaluate.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid._tensor import lazy_only
+    >>> lazy_only([lucid.zeros(2)])
+    []
+    """
+    return [t for t in tensors if t._backend.lazy]
+
+
 def same_layout(a, b) -> bool:
     """Whether tensors ``a`` and ``b`` are dense, on one device, of one dtype and one shape.
 

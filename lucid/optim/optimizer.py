@@ -25,7 +25,7 @@ from collections import OrderedDict
 from .._autograd import enable_grad, no_grad
 from .._dtype import float32
 from .._sparse import SparseTensor
-from .._tensor import Tensor, eval as lucid_eval, run_rule_, same_kind, same_layout
+from .._tensor import Tensor, eval as lucid_eval, lazy_only, run_rule_, same_kind, same_layout
 from ..utils.hooks import add_hook
 from . import _checks
 from . import schedules as _schedules
@@ -660,8 +660,9 @@ class Optimizer:
 
     def _materialize(self, params) -> None:
         """Evaluate, once, every parameter and state array a step changed (MLX is lazy)."""
-        params = list(params)
-        lucid_eval(params, [self.state.for_param(param) or {} for param in params])
+        params = lazy_only(params)
+        if params:
+            lucid_eval(params, [self.state.for_param(param) or {} for param in params])
 
     # --- hooks ---------------------------------------------------------------------------
     def register_step_pre_hook(self, hook):
