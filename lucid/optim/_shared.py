@@ -7,6 +7,11 @@ from .._dtype import float32
 from .._tensor import Tensor
 
 
+def scalar(value):
+    """A hyperparameter as a Python number (a one-element Tensor gives its value)."""
+    return value.item() if isinstance(value, Tensor) else value
+
+
 def in_dtype_of(param: Tensor, value):
     """``value`` as torch uses a Tensor hyperparameter next to ``param``: cast to its dtype."""
     return value.to(param.dtype) if isinstance(value, Tensor) else value
