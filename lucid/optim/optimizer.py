@@ -17,6 +17,7 @@ and loading (``_state_dict``).
 
 from __future__ import annotations
 
+from .. import _factory
 from .._autograd import enable_grad, no_grad
 from .._sparse import SparseTensor
 from .._tensor import Tensor, eval as lucid_eval, lazy_only, run_rule_, same_layout
@@ -356,12 +357,19 @@ class Optimizer(OptimizerHooks, ParamGroups, StateConversions, StateDictIO):
             if self._per_param_scalars:
                 scalars = self.rule_scalars(group, param, state)
             else:  # the same for every parameter of a dtype at the same step: computed once
-                key = (state.get("step"), param.dtype)
+                key = (self._scalars_key(state), param.dtype)
                 scalars = scalars_at.get(key)
                 if scalars is None:
                     scalars = scalars_at[key] = self.rule_scalars(group, param, state)
+            for key in rule.state:
+                if key not in state:  # state the rule keeps but the parameter lacks starts at zero
+                    state[key] = _factory.zeros_like(param)
             items.append(((param, *(state[key] for key in rule.state)), grad, decay, scalars))
         run_rule_(rule, items)
+
+    def _scalars_key(self, state: dict):
+        """What a parameter's rule scalars depend on besides the group and dtype: the step count."""
+        return state.get("step")
 
     def _decay(self, group: dict) -> tuple:
         """``(l2, shrink)`` for the prologue: L2 weight decay's factor, or decoupled decay's

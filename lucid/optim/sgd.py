@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from .. import _factory
 from . import _checks
 from ._shared import add_rows_
 from .elementwise import elementwise
@@ -131,7 +130,8 @@ class SGD(Optimizer):
         return {"momentum_buffer": param.shape}
 
     _weight_decay = "l2"
-    _per_param_scalars = True  # whether the momentum buffer is new is per parameter
+    def _scalars_key(self, state):
+        return "momentum_buffer" in state  # a parameter's first momentum step has its own scalars
 
     def elementwise_rule(self, group):
         if group["momentum"] == 0:
@@ -144,8 +144,7 @@ class SGD(Optimizer):
         if momentum == 0:
             return (neg_lr,)
         decay, one_minus_dampening = momentum, 1 - group["dampening"]
-        if "momentum_buffer" not in state:  # torch's first step: the buffer becomes the gradient itself
-            state["momentum_buffer"] = _factory.zeros_like(param)
+        if "momentum_buffer" not in state:  # torch's first step: the buffer (zeros) becomes the gradient
             decay, one_minus_dampening = 0.0, 1.0
         if group["nesterov"]:
             return decay, one_minus_dampening, momentum, neg_lr
