@@ -1218,7 +1218,7 @@ def run_rule_(rule, items) -> None:
             for tensor, array in zip(tensors, arrays):
                 if rebind:
                     tensor._data = array
-                tensor._version += 1
+                tensor._versions[0] += 1
 
 
 def _rebuild_tensor(array, device, dtype, requires_grad) -> Tensor:

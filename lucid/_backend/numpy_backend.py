@@ -18,6 +18,13 @@ from .base import Backend
 _JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+def _all_contiguous(arrays) -> bool:
+    for array in arrays:
+        if not array.flags.c_contiguous:
+            return False
+    return True
+
+
 def _load_numba_rules():
     """:mod:`numba_rules`, or None where numba is missing or ``LUCID_JIT=0`` turns it off."""
     if os.environ.get("LUCID_JIT", "1").strip().lower() in ("0", "false", "no", "off"):
@@ -180,18 +187,23 @@ class NumpyBackend(Backend):
         packed: dict = {}  # the scalars of a step are shared by its parameters: packed once
         for arrays, grad, decay, scalars in items:
             dtype = arrays[0].dtype
-            if kernel is not None and dtype in _JIT_DTYPES and all(a.flags.c_contiguous for a in arrays):
-                key = (id(scalars), id(decay), dtype)
-                args = packed.get(key)
-                if args is None:
-                    cast = dtype.type
-                    negate, l2, shrink = decay
-                    args = packed[key] = (np.array(scalars, dtype=dtype), negate, None if l2 is None else cast(l2),
-                                          None if shrink is None else cast(shrink))
-                kernel(arrays[0].reshape(-1), np.ascontiguousarray(grad).reshape(-1),
-                       *(a.reshape(-1) for a in arrays[1:]), *args)
-            else:
+            if kernel is None or dtype not in _JIT_DTYPES or not _all_contiguous(arrays):
                 self._evaluate_rule(rule, arrays, grad, decay, scalars)
+                continue
+            key = (id(scalars), id(decay), dtype)
+            args = packed.get(key)
+            if args is None:
+                cast = dtype.type
+                negate, l2, shrink = decay
+                args = packed[key] = (np.array(scalars, dtype=dtype), negate, None if l2 is None else cast(l2),
+                                      None if shrink is None else cast(shrink))
+            if not grad.flags.c_contiguous:
+                grad = np.ascontiguousarray(grad)
+            if arrays[0].ndim == 1:  # the loop takes 1-D arrays; reshape only what is not
+                kernel(arrays[0], grad, *arrays[1:], *args)
+            else:
+                kernel(*(a.reshape(-1) for a in arrays[:1]), grad.reshape(-1), *(a.reshape(-1) for a in arrays[1:]),
+                       *args)
         return [arrays for arrays, *_ in items]
 
     @staticmethod
