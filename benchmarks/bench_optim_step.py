@@ -1,16 +1,33 @@
-"""Time one optimizer step: lucid against torch.optim and mlx.optimizers, in one run.
+"""Time ``optimizer.step()``: lucid against torch.optim and mlx.optimizers, in one interleaved run.
 
-Usage: python benchmarks/bench_optim_step.py [--layout 10x100000] [--steps 30]
+Usage::
 
-Prints the median milliseconds per step and lucid's ratio to each reference. Speed on
-Linux's MLX build (reference BLAS, CPU only) says nothing about Apple GPUs: there the
-"gpu" rows measure correctness-backend overhead only.
+    python benchmarks/bench_optim_step.py            # the full table (a few minutes)
+    python benchmarks/bench_optim_step.py --quick    # small layouts, few samples: checks it runs
+
+Everyone runs on one thread (torch.set_num_threads(1); NumPy and numba are single-threaded),
+float32, gradients already set, over the same layouts. Contenders are timed round-robin,
+one sample each per round, so a noisy neighbour slows all of them alike; a sample repeats
+the call until it lasts at least 2 ms. Cells are median milliseconds per step, and ratios
+are lucid's time over the other's, from the same run.
+
+1. lucid "cpu" (numba, or NumPy with LUCID_JIT=0) against torch fused and torch's default
+   (the for-loop) for SGD-momentum, Adam, AdamW, Adagrad and RMSprop, with the multiple of
+   the memory floor: the bytes a step must read and write once (28 B per parameter for
+   Adam, 20 for the others) at the bandwidth of an in-place add measured in this run.
+2. lucid "gpu" against mlx.optimizers, eager and under mx.compile (Linux's MLX is a CPU
+   build: compare ratios only).
+3. A training step: 50 x (Linear(64, 64) + Tanh), batch 32, zero_grad, forward, MSE,
+   backward and Adam, against torch fused and torch's default.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import gc
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -18,76 +35,220 @@ import numpy as np
 import lucid
 from lucid import nn, optim
 
+OPTIMIZERS = {
+    "SGD-momentum": ("SGD", {"lr": 1e-3, "momentum": 0.9}, 20),
+    "Adam": ("Adam", {"lr": 1e-3}, 28),
+    "AdamW": ("AdamW", {"lr": 1e-3}, 28),
+    "Adagrad": ("Adagrad", {"lr": 1e-2}, 20),
+    "RMSprop": ("RMSprop", {"lr": 1e-2}, 20),
+}
+LAYOUTS = {"1 x 1e6": [(1_000_000,)], "1 x 1e7": [(10_000_000,)], "500 x 2000": [(2000,)] * 500,
+           "50 x 64x64": [(64, 64)] * 50}
+QUICK_LAYOUTS = {"1 x 1e4": [(10_000,)], "4 x 8x8": [(8, 8)] * 4}
 
-def median_ms(step, steps: int, warmup: int = 3) -> float:
-    for _ in range(warmup):
-        step()
-    times = []
-    for _ in range(steps):
+
+MIN_SAMPLE_SECONDS = 2e-3
+
+
+def interleaved_medians(contenders: dict, samples: int, warmup: int = 3) -> dict:
+    """Median ms per call of each contender, sampled round-robin (one sample of each per round)."""
+    min_seconds = MIN_SAMPLE_SECONDS
+    repeats = {}
+    for name, fn in contenders.items():
+        for _ in range(warmup):
+            fn()
         start = time.perf_counter()
-        step()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
+        fn()
+        once = max(time.perf_counter() - start, 1e-7)
+        repeats[name] = max(1, int(min_seconds / once))
+    times = {name: [] for name in contenders}
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(samples):
+            for name, fn in contenders.items():
+                start = time.perf_counter()
+                for _ in range(repeats[name]):
+                    fn()
+                times[name].append((time.perf_counter() - start) / repeats[name] * 1e3)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
-def lucid_step(name, shapes, device):
-    params = [nn.Parameter(lucid.randn(*s, device=device)) for s in shapes]
-    for p in params:
-        p.grad = lucid.randn(*p.shape, device=device)
-    optimizer = getattr(optim, name)(params, lr=1e-3, **({"momentum": 0.9} if name == "SGD" else {}))
-    return optimizer.step
+def bandwidth_gbs(elements: int, samples: int) -> float:
+    """GB/s of NumPy's in-place ``a += b`` (read a and b, write a) over arrays of ``elements`` float32."""
+    a, b = np.ones(elements, np.float32), np.ones(elements, np.float32)
+    ms = interleaved_medians({"add": lambda: np.add(a, b, out=a)}, samples)["add"]
+    return 3 * 4 * elements / (ms * 1e-3) / 1e9
 
 
-def torch_step(name, shapes, **flags):
+def _arrays(shapes, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s).astype(np.float32) for s in shapes], \
+        [rng.standard_normal(s).astype(np.float32) for s in shapes]
+
+
+def lucid_step(name, kwargs, shapes, device):
+    values, grads = _arrays(shapes)
+    params = [nn.Parameter(lucid.tensor(v, device=device)) for v in values]
+    for p, g in zip(params, grads):
+        p.grad = lucid.tensor(g, device=device)
+    return getattr(optim, name)(params, **kwargs).step
+
+
+def torch_step(name, kwargs, shapes, **flags):
     import torch
 
-    torch.set_num_threads(1)
-    params = [torch.randn(*s, requires_grad=True) for s in shapes]
-    for p in params:
-        p.grad = torch.randn_like(p)
-    extra = {"momentum": 0.9} if name == "SGD" else {}
-    optimizer = getattr(torch.optim, name)(params, lr=1e-3, **extra, **flags)
-    return optimizer.step
+    values, grads = _arrays(shapes)
+    params = [torch.tensor(v, requires_grad=True) for v in values]
+    for p, g in zip(params, grads):
+        p.grad = torch.tensor(g)
+    return getattr(torch.optim, name)(params, **kwargs, **flags).step
 
 
-def mlx_step(name, shapes):
+def mlx_step(name, kwargs, shapes, compiled: bool):
     import mlx.core as mx
     import mlx.optimizers as mo
 
-    params = {str(i): mx.random.normal(s) for i, s in enumerate(shapes)}
-    grads = {k: mx.random.normal(v.shape) for k, v in params.items()}
-    optimizer = {"Adam": lambda: mo.Adam(1e-3, bias_correction=True), "AdamW": lambda: mo.AdamW(1e-3),
-                 "SGD": lambda: mo.SGD(1e-3, momentum=0.9)}[name]()
-    state = {"params": params}
+    values, grads = _arrays(shapes)
+    params = {str(i): mx.array(v) for i, v in enumerate(values)}
+    grads = {str(i): mx.array(g) for i, g in enumerate(grads)}
+    lr = kwargs["lr"]
+    optimizer = {"SGD": lambda: mo.SGD(lr, momentum=kwargs.get("momentum", 0.0)),
+                 "Adam": lambda: mo.Adam(lr, bias_correction=True),  # torch's Adam
+                 "AdamW": lambda: mo.AdamW(lr, bias_correction=True),
+                 "Adagrad": lambda: mo.Adagrad(lr),
+                 "RMSprop": lambda: mo.RMSprop(lr)}[name]()
+    optimizer.init(params)
+    mx.eval(params, optimizer.state)
+    state = [params, optimizer.state]
+
+    def update(grads):
+        params.update(optimizer.apply_gradients(grads, params))
+
+    if compiled:
+        update = functools.partial(mx.compile, inputs=state, outputs=state)(update)
 
     def step():
-        state["params"] = optimizer.apply_gradients(grads, state["params"])
-        mx.eval(state["params"], optimizer.state)
+        update(grads)
+        mx.eval(state)
 
     return step
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--layout", default="10x100000", help="COUNTxSIZE: COUNT tensors of SIZE float32")
-    parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--optimizers", default="SGD,Adam,AdamW")
-    args = parser.parse_args()
-    count, size = (int(v) for v in args.layout.split("x"))
-    shapes = [(size,)] * count
-    print(f"layout: {count} x {size} float32 ({count * size / 1e6:.1f}M parameters), median of {args.steps} steps")
-    print(f"{'optimizer':10} {'lucid cpu':>10} {'torch 1T':>10} {'torch fused':>12} {'mlx.optim':>10} "
-          f"{'lucid gpu':>10} {'cpu/torch':>10} {'cpu/fused':>10} {'gpu/mlx':>8}")
-    for name in args.optimizers.split(","):
-        lucid_cpu = median_ms(lucid_step(name, shapes, "cpu"), args.steps)
-        reference = median_ms(torch_step(name, shapes), args.steps)
-        fused = median_ms(torch_step(name, shapes, fused=True), args.steps)
-        mlx_ref = median_ms(mlx_step(name, shapes), args.steps)
-        lucid_gpu = median_ms(lucid_step(name, shapes, "gpu"), args.steps)
-        print(f"{name:10} {lucid_cpu:10.2f} {reference:10.2f} {fused:12.2f} {mlx_ref:10.2f} {lucid_gpu:10.2f} "
-              f"{lucid_cpu / reference:10.2f} {lucid_cpu / fused:10.2f} {lucid_gpu / mlx_ref:8.2f}")
+def training_step(framework: str, flags=None, depth=50, width=64, batch=32):
+    """One zero_grad + forward + MSE + backward + Adam step of depth x (Linear(width, width) + Tanh)."""
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((batch, width)).astype(np.float32), rng.standard_normal((batch, width)).astype(np.float32)
+    if framework == "torch":
+        import torch
+
+        layers = []
+        for _ in range(depth):
+            layers += [torch.nn.Linear(width, width), torch.nn.Tanh()]
+        model, x, y = torch.nn.Sequential(*layers), torch.tensor(x), torch.tensor(y)
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, **(flags or {}))
+        loss_fn = torch.nn.functional.mse_loss
+    else:
+        layers = []
+        for _ in range(depth):
+            layers += [nn.Linear(width, width), nn.Tanh()]
+        model, x, y = nn.Sequential(*layers), lucid.tensor(x), lucid.tensor(y)
+        optimizer = optim.Adam(model.parameters(), lr=1e-3)
+        loss_fn = nn.functional.mse_loss
+
+    def step():
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+
+    return step
+
+
+def _cell(value):
+    return "—" if value is None else f"{value:.3f}"
+
+
+def _ratio(a, b):
+    return "—" if a is None or b is None else f"{a / b:.2f}x"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small layouts and few samples: checks that it runs")
+    parser.add_argument("--samples", type=int, default=None, help="samples per contender (default 15, quick 3)")
+    parser.add_argument("--optimizers", default=",".join(OPTIMIZERS), help="a comma-separated subset")
+    parser.add_argument("--no-gpu", action="store_true", help="skip the MLX tables")
+    args = parser.parse_args(argv)
+    samples = args.samples or (2 if args.quick else 15)
+    global MIN_SAMPLE_SECONDS
+    MIN_SAMPLE_SECONDS = 0.0 if args.quick else 2e-3
+    layouts = QUICK_LAYOUTS if args.quick else LAYOUTS
+    names = [n for n in args.optimizers.split(",") if n]
+
+    import torch
+
+    torch.set_num_threads(1)
+    floor_elements = 100_000 if args.quick else 25_000_000
+    gbs = bandwidth_gbs(floor_elements, samples)
+    cpu = lucid._backend.get("cpu")  # noqa: SLF001 - which runner serves "cpu" here, for the header
+    print(f"lucid {lucid.__version__} 'cpu' runs rules with {cpu.rule_runner}; torch {torch.__version__}, "
+          f"1 thread; median of {samples} interleaved samples; float32")
+    print(f"memory floor: in-place add at {gbs:.1f} GB/s (measured now over {floor_elements:.0e} float32)\n")
+
+    print("## 1. optimizer.step(), lucid 'cpu' against torch (ms; ratio = lucid / other)\n")
+    print("| optimizer | layout | torch fused | torch default | lucid cpu | vs fused | vs default | x floor |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for label in names:
+        name, kwargs, bytes_per_param = OPTIMIZERS[label]
+        for layout, shapes in layouts.items():
+            contenders = {"lucid": lucid_step(name, kwargs, shapes, "cpu"),
+                          "default": torch_step(name, kwargs, shapes, foreach=False)}
+            try:
+                contenders["fused"] = torch_step(name, kwargs, shapes, fused=True)
+            except (RuntimeError, TypeError, ValueError):  # RMSprop has no fused kernel
+                pass
+            ms = interleaved_medians(contenders, samples)
+            count = sum(int(np.prod(s)) for s in shapes)
+            floor_ms = bytes_per_param * count / (gbs * 1e9) * 1e3
+            fused = ms.get("fused")
+            print(f"| {label} | {layout} | {_cell(fused)} | {_cell(ms['default'])} | {_cell(ms['lucid'])} | "
+                  f"{_ratio(ms['lucid'], fused)} | {_ratio(ms['lucid'], ms['default'])} | "
+                  f"{ms['lucid'] / floor_ms:.2f} |")
+            del contenders
+            gc.collect()
+
+    if not args.no_gpu and lucid.is_available("gpu"):
+        gpu = lucid._backend.get("gpu")  # noqa: SLF001
+        print(f"\n## 2. lucid 'gpu' ({gpu.rule_runner}) against mlx.optimizers (ms; ratio = lucid / other)\n")
+        print("| optimizer | layout | mlx eager | mlx compiled | lucid gpu | vs eager | vs compiled | vs faster |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        for label in names:
+            name, kwargs, _ = OPTIMIZERS[label]
+            for layout, shapes in layouts.items():
+                ms = interleaved_medians({"lucid": lucid_step(name, kwargs, shapes, "gpu"),
+                                          "eager": mlx_step(name, kwargs, shapes, compiled=False),
+                                          "compiled": mlx_step(name, kwargs, shapes, compiled=True)}, samples)
+                best = min(ms["eager"], ms["compiled"])
+                print(f"| {label} | {layout} | {_cell(ms['eager'])} | {_cell(ms['compiled'])} | {_cell(ms['lucid'])} | "
+                      f"{_ratio(ms['lucid'], ms['eager'])} | {_ratio(ms['lucid'], ms['compiled'])} | "
+                      f"{_ratio(ms['lucid'], best)} |")
+                gc.collect()
+
+    print("\n## 3. training step: 50 x (Linear(64, 64) + Tanh), batch 32, Adam (ms)\n")
+    depth = 3 if args.quick else 50
+    ms = interleaved_medians({"fused": training_step("torch", {"fused": True}, depth=depth),
+                              "default": training_step("torch", {"foreach": False}, depth=depth),
+                              "lucid": training_step("lucid", depth=depth)}, samples)
+    print("| torch fused | torch default | lucid cpu | vs fused | vs default |")
+    print("| --- | --- | --- | --- | --- |")
+    print(f"| {_cell(ms['fused'])} | {_cell(ms['default'])} | {_cell(ms['lucid'])} | "
+          f"{_ratio(ms['lucid'], ms['fused'])} | {_ratio(ms['lucid'], ms['default'])} |")
+    return 0
 
 
 if __name__ == "__main__":
-    np.random.seed(0)
-    main()
+    sys.exit(main())

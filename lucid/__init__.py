@@ -32,7 +32,7 @@ from ._ops.scatter import gather, index_add, index_select, masked_fill, scatter,
 from ._ops.shape import (cat, chunk, flatten, flip, narrow, permute, reshape, split, squeeze, stack, t, transpose,
                          unbind, unsqueeze)
 from ._ops.sorting import argsort, sort, topk
-from ._tensor import Tensor
+from ._tensor import Tensor, eval  # noqa: A004 - mx.eval's name: evaluate lazy (MLX) tensors now
 from ._tensor_types import BoolTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor
 from ._sparse import SparseTensor, sparse_coo_tensor
 
@@ -65,7 +65,7 @@ __all__ = [
     "tensor", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "empty", "empty_like", "eye",
     "randn", "rand", "randn_like", "rand_like", "randint", "randperm", "arange", "linspace", "from_numpy",
     "manual_seed", "initial_seed", "seed",
-    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_available",
+    "eval", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_available",
     "add", "sub", "mul", "div", "pow", "neg", "sign", "maximum", "minimum", "remainder", "floor_divide",
     "floor", "ceil", "round",
     "abs", "clamp", "clip", "cos", "erf", "exp", "expm1", "isfinite", "log", "log1p", "matmul", "relu", "sigmoid", "sin", "sqrt", "tanh",

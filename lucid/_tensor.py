@@ -1175,6 +1175,111 @@ class Tensor:
         return record(out, "CloneBackward", (self,), lambda g: (g,))
 
 
+def eval(*tensors) -> None:  # noqa: A001 - mx.eval's name, as lucid.eval
+    """Compute the values of ``tensors`` now: MLX (``"gpu"``) is lazy and builds a graph
+    until something needs the numbers; on NumPy (``"cpu"``) this does nothing.
+
+    Optimizers call it once at the end of each step, on every parameter and state array the
+    step changed, so that one step never leaves a growing graph behind. Arguments may be
+    tensors, or lists, tuples or dicts of them; anything else is ignored.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.ones(3)
+    >>> y = x * 2 + 1
+    >>> lucid.eval(x, [y], {"y": y})
+    >>> y
+    tensor([3., 3., 3.])
+    """
+    by_backend: dict = {}
+    pending = list(tensors)
+    while pending:
+        value = pending.pop()
+        if isinstance(value, Tensor):
+            if value._backend.lazy:
+                by_backend.setdefault(value._backend, []).append(value._data)
+        elif isinstance(value, (list, tuple)):
+            pending.extend(value)
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+    for backend, arrays in by_backend.items():
+        backend.eval(arrays)
+
+
+def lazy_only(tensors) -> list:
+    """The tensors among ``tensors`` whose device computes lazily (MLX), which :func:`eval`
+    would evaluate; an empty list where there is nothing to evaluate.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid._tensor import lazy_only
+    >>> lazy_only([lucid.zeros(2)])
+    []
+    """
+    return [t for t in tensors if t._backend.lazy]
+
+
+def same_layout(a, b) -> bool:
+    """Whether tensors ``a`` and ``b`` are dense, on one device, of one dtype and one shape.
+
+    A cheap test with no message, for hot paths (an optimizer's step) that run their full
+    checks, with messages, only when it fails.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid._tensor import same_layout
+    >>> same_layout(lucid.zeros(2), lucid.ones(2)), same_layout(lucid.zeros(2), lucid.zeros(3))
+    (True, False)
+    """
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)) or a._backend is not b._backend:
+        return False
+    x, y = a._box[0], b._box[0]
+    return x.dtype == y.dtype and x.shape == y.shape
+
+
+def same_kind(a, b) -> bool:
+    """Whether dense tensors ``a`` and ``b`` are on one device with one dtype (any shapes); cheap.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid._tensor import same_kind
+    >>> same_kind(lucid.zeros(2), lucid.ones(3)), same_kind(lucid.zeros(2), lucid.zeros(2, dtype=lucid.float64))
+    (True, False)
+    """
+    return a._backend is b._backend and a._box[0].dtype == b._box[0].dtype
+
+
+def run_rule_(rule, items) -> None:
+    """Update tensors in place by the elementwise update rule ``rule`` (see lucid._backend.rules).
+
+    ``items`` holds, per parameter, ``(tensors, grad, (negate, l2, shrink), scalars)``:
+    ``tensors`` the parameter and its state tensors in the rule's order, ``grad`` its dense
+    gradient. Each backend runs the rule its own way (numba loops on NumPy, MLX arrays);
+    every tensor written gets its version bumped, as an in-place method's would. Callers
+    check shapes, dtypes and devices first: this runs what it is given.
+    """
+    by_backend: dict = {}
+    for tensors, grad, decay, scalars in items:
+        group = by_backend.get(tensors[0]._backend)
+        if group is None:
+            group = by_backend[tensors[0]._backend] = ([], [])
+        group[0].append(tensors)
+        group[1].append(([t._data if t._base is not None else t._box[0] for t in tensors],
+                         grad._data if grad._base is not None else grad._box[0], decay, scalars))
+    for backend, (tensors_of, native) in by_backend.items():
+        results = backend.run_rule(rule, native)
+        rebind = not backend.views_share_memory
+        for tensors, arrays in zip(tensors_of, results):
+            for tensor, array in zip(tensors, arrays):
+                if rebind:
+                    tensor._data = array
+                tensor._versions[0] += 1
+
+
 def _rebuild_tensor(array, device, dtype, requires_grad) -> Tensor:
     return Tensor(array, dtype=dtype, device=device, requires_grad=requires_grad)
 

@@ -42,4 +42,21 @@ if [ "$status" -eq 5 ]; then
     echo "error: pytest collected no tests" >&2
     exit 1
 fi
+
+# The update rules run two more ways than the default (numba on "cpu", mx.compile on "gpu"):
+# as NumPy array expressions (no numba, or LUCID_JIT=0) and as eager MLX
+# (LUCID_MLX_COMPILE=0). The golden trajectories must hold on each; a run limited
+# to some tests (-k, or paths) is a developer's, and skips this.
+whole=1
+for arg in "$@"; do
+    case "$arg" in -k|-k*|tests*|lucid*|*.py|*::*) whole=0 ;; esac
+done
+if [ "$whole" -eq 1 ] && [ "$status" -eq 0 ]; then
+    echo "== parity without numba: LUCID_JIT=0 python -m pytest tests/test_optim_parity.py (cpu)"
+    LUCID_JIT=0 "$py" -m pytest -q tests/test_optim_parity.py -k "golden_trajectory and cpu" || status=$?
+    echo "== parity with eager MLX: LUCID_MLX_COMPILE=0 python -m pytest tests/test_optim_parity.py (gpu)"
+    LUCID_MLX_COMPILE=0 "$py" -m pytest -q tests/test_optim_parity.py \
+        -k "golden_trajectory and gpu and (default or amsgrad or centered or nesterov or momentum or tensor)" \
+        || status=$?
+fi
 exit "$status"

@@ -35,6 +35,7 @@ class Backend:
     # source (NumPy); if not (MLX), lucid's views write back to their base themselves
     views_share_memory: bool = True
     library: str = ""  # the array library's name, for messages
+    lazy: bool = False  # whether arrays are computed only when evaluated (MLX): see eval
     # lucid's dtypes as the library's, and back (a backend sets the first; the base derives the second)
     to_native: dict = {}
     from_native: dict = {}
@@ -418,3 +419,20 @@ class Backend:
     def is_exclusive(self, array) -> bool:
         """Whether ``array`` owns its memory, so it may be kept without a copy."""
         return True
+
+    # --- elementwise update rules (see rules.py) -------------------------------------------
+    def run_rule(self, rule, items) -> list:
+        """Run the elementwise ``rule`` (a :class:`~lucid._backend.rules.Rule`) once per item.
+
+        Each item is ``(arrays, grad, (negate, l2, shrink), scalars)``: ``arrays`` the
+        parameter and its state arrays in the rule's order, then what the
+        :func:`~lucid._backend.rules.prologue` takes, then the rule's scalars (Python numbers
+        and bools). Returns, per item, the new arrays in the same order; a backend that writes
+        in place returns the arrays it was given, and the caller rebinds to what it gets.
+        """
+        raise NotImplementedError
+
+    @property
+    def rule_runner(self) -> str:
+        """How this backend runs update rules here (for benchmarks and messages)."""
+        return "array expressions"

@@ -1,13 +1,42 @@
-"""The NumPy backend: device ``"cpu"``."""
+"""The NumPy backend: device ``"cpu"``.
+
+Update rules run compiled by numba where it is installed (one in-place loop over the
+elements, see :mod:`~lucid._backend.numba_rules`) and as NumPy array expressions otherwise,
+or when the environment sets ``LUCID_JIT=0``.
+"""
 
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
 from .. import _dtype
+from . import rules as _rules
 from .base import Backend
+
+_JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _all_contiguous(arrays) -> bool:
+    for array in arrays:
+        if not array.flags.c_contiguous:
+            return False
+    return True
+
+
+def _load_numba_rules():
+    """:mod:`numba_rules`, or None where numba is missing or ``LUCID_JIT=0`` turns it off."""
+    if os.environ.get("LUCID_JIT", "1").strip().lower() in ("0", "false", "no", "off"):
+        return None
+    try:
+        import numba  # noqa: F401 - only whether it imports
+    except ImportError:
+        return None
+    from . import numba_rules
+
+    return numba_rules
 
 _TO_NATIVE = {
     _dtype.bool_: np.dtype(np.bool_),
@@ -141,6 +170,56 @@ class NumpyBackend(Backend):
     def _inplace(self, name, a, *args):
         getattr(np, name)(a, *args, out=a)
         return a
+
+    _numba_rules = False  # not looked for yet
+
+    @property
+    def rule_runner(self):
+        return "numba" if self._jit() is not None else "NumPy array expressions"
+
+    def _jit(self):
+        if self._numba_rules is False:
+            NumpyBackend._numba_rules = _load_numba_rules()
+        return self._numba_rules
+
+    def run_rule(self, rule, items):
+        jit = self._jit()
+        kernel = jit.kernel(rule) if jit is not None else None
+        packed: dict = {}  # the scalars of a step are shared by its parameters: packed once
+        for arrays, grad, decay, scalars in items:
+            dtype = arrays[0].dtype
+            if kernel is None or dtype not in _JIT_DTYPES or not _all_contiguous(arrays):
+                self._evaluate_rule(rule, arrays, grad, decay, scalars)
+                continue
+            key = (id(scalars), id(decay), dtype)
+            args = packed.get(key)
+            if args is None:
+                cast = dtype.type
+                negate, l2, shrink = decay
+                args = packed[key] = (np.array(scalars, dtype=dtype), negate, None if l2 is None else cast(l2),
+                                      None if shrink is None else cast(shrink))
+            if not grad.flags.c_contiguous:
+                grad = np.ascontiguousarray(grad)
+            if arrays[0].ndim == 1:  # the loop takes 1-D arrays; reshape only what is not
+                kernel(arrays[0], grad, *arrays[1:], *args)
+            else:
+                kernel(*(a.reshape(-1) for a in arrays[:1]), grad.reshape(-1), *(a.reshape(-1) for a in arrays[1:]),
+                       *args)
+        return [arrays for arrays, *_ in items]
+
+    @staticmethod
+    def _evaluate_rule(rule, arrays, grad, decay, scalars):
+        """``rule`` as NumPy array expressions, its results written into ``arrays``."""
+        cast = arrays[0].dtype.type
+        negate, l2, shrink = decay
+        param, grad = _rules.prologue(arrays[0], grad, negate, None if l2 is None else cast(l2),
+                                      None if shrink is None else cast(shrink))
+        fn = rule.with_vocabulary(_rules.NUMPY_VOCABULARY)
+        results = fn(param, grad, *arrays[1:], *(v if isinstance(v, bool) else cast(v) for v in scalars))
+        # a result that is one of the arrays about to be overwritten is copied first
+        results = [r.copy() if any(r is a for a in arrays) else r for r in results]
+        for target, value in zip(arrays, results):
+            np.copyto(target, value, casting="unsafe")
 
 
 _erf_double = np.frompyfunc(math.erf, 1, 1)  # NumPy has no erf: libm's, element by element

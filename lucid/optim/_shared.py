@@ -7,20 +7,9 @@ from .._dtype import float32
 from .._tensor import Tensor
 
 
-def weight_decay(param: Tensor, grad: Tensor, lr, decay, decoupled: bool = False) -> Tensor:
-    """Apply weight decay the way torch's Adam family does.
-
-    L2 (``decoupled=False``) returns ``grad + decay * param`` and leaves ``param``;
-    decoupled (AdamW) shrinks ``param`` by ``1 - lr * decay`` in place and returns ``grad``.
-    A Tensor ``lr`` makes the factor a Tensor computation in its dtype, as in torch.
-    """
-    if decay == 0:
-        return grad
-    if decoupled:
-        factor = 1 - lr * decay
-        param.mul_(factor.item() if isinstance(factor, Tensor) else factor)
-        return grad
-    return grad.add(param, alpha=decay)
+def scalar(value):
+    """A hyperparameter as a Python number (a one-element Tensor gives its value)."""
+    return value.item() if isinstance(value, Tensor) else value
 
 
 def in_dtype_of(param: Tensor, value):

@@ -1,10 +1,12 @@
-"""``optimizer.state``: the live per-parameter state, by flat index or by Parameter."""
+"""Per-parameter state: ``optimizer.state`` (by flat index or by Parameter), and keeping each
+parameter's state fitting it (created on first use, converted to its device and dtype)."""
 
 from __future__ import annotations
 
 from collections.abc import MutableMapping
 
-from .._tensor import Tensor
+from .._dtype import float32
+from .._tensor import Tensor, same_kind
 
 
 class OptimizerState(MutableMapping):
@@ -74,3 +76,72 @@ class OptimizerState(MutableMapping):
 
     def __repr__(self) -> str:
         return "{" + ", ".join(f"{i}: {self[i]!r}" for i in self) + "}"
+
+
+class StateConversions:
+    """State created on first use and kept on its parameter's device and dtype (a part of
+    :class:`~lucid.optim.Optimizer`)."""
+
+    #: State entries kept in float32 whatever the parameter's dtype, as torch keeps them in
+    #: its default dtype (ASGD's "eta" and "mu", NAdam's "mu_product").
+    _float32_state: frozenset = frozenset()
+
+    def _state_dtype(self, key, value: Tensor, param: Tensor):
+        """The dtype state entry ``key`` keeps next to ``param``."""
+        if not value.dtype.is_floating_point:
+            return value.dtype
+        return float32 if key in self._float32_state else param.dtype
+
+    def state_shapes(self, param: Tensor, group: dict) -> dict:
+        """The shape of each tensor ``param``'s state holds: by default, a fresh state's.
+
+        An optimizer that creates state entries during ``update`` (SGD's momentum buffer)
+        lists them too, so that loading and stepping can check them.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> p = nn.Parameter(lucid.zeros(2, 3))
+        >>> adam = optim.Adam([p])
+        >>> adam.state_shapes(p, adam.param_groups[0])
+        {'exp_avg': (2, 3), 'exp_avg_sq': (2, 3)}
+        """
+        return {k: v.shape for k, v in self.init_state(param, group).items() if isinstance(v, Tensor)}
+
+    #: How ``weight_decay`` enters an elementwise rule, applied by the base before the rule:
+    #: "l2" (added to the gradient), "decoupled" (the parameter shrinks by ``1 - lr * wd``;
+    #: also taken when a group sets ``decoupled_weight_decay``), or "" (no weight decay).
+    _weight_decay: str = ""
+
+    #: Whether ``rule_scalars`` reads per-parameter state beyond the step count (NAdam's
+    #: ``mu_product``, ASGD's ``eta``): otherwise it is called once per distinct step per group.
+    _per_param_scalars: bool = False
+
+    def _check_state_fits(self, index: int, param: Tensor, state: dict, group: dict) -> None:
+        """Raise if ``param``'s state no longer fits it (its data was replaced by another shape).
+
+        The step checks it only when the parameter's shape differs from the one last checked,
+        so a normal step allocates nothing here.
+        """
+        shapes = self.state_shapes(param, group)
+        for key, value in state.items():
+            if isinstance(value, Tensor) and key in shapes and value.shape != shapes[key]:
+                raise RuntimeError(
+                    f"the state of parameter {index} ({key!r} of shape {value.shape}) does not fit the "
+                    f"parameter's shape {param.shape}; was its data replaced? Reset or reload its state"
+                )
+        self._state_shapes[id(param)] = param.shape
+
+    def _state_of(self, param: Tensor, group: dict) -> dict:
+        """``param``'s state, created on first use and converted to its device and dtype."""
+        state = self.state.for_param(param)
+        if state is None:
+            state = self.state[param] = self.init_state(param, group)
+            return state
+        for key, value in state.items():
+            if isinstance(value, Tensor) and not same_kind(value, param):  # else it fits: the usual case
+                dtype = self._state_dtype(key, value, param)
+                if value.device != param.device or value.dtype is not dtype:
+                    state[key] = value.detach().to(param.device, dtype)
+        return state

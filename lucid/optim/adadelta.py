@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from .. import _factory
 from . import _checks
-from ._shared import weight_decay
+from .elementwise import elementwise, sqrt
 from .optimizer import Optimizer, scalar
+
+
+@elementwise(state=("square_avg", "acc_delta"))
+def adadelta(param, grad, square_avg, acc_delta, rho, one_minus_rho, eps, neg_lr):
+    square_avg = square_avg * rho + grad * grad * one_minus_rho
+    std = sqrt(square_avg + eps)
+    delta = sqrt(acc_delta + eps) / std * grad
+    acc_delta = acc_delta * rho + delta * delta * one_minus_rho
+    return param + delta * neg_lr, square_avg, acc_delta
 
 
 class Adadelta(Optimizer):
@@ -90,13 +99,11 @@ class Adadelta(Optimizer):
     def init_state(self, param, group):
         return {"step": 0, "square_avg": _factory.zeros_like(param), "acc_delta": _factory.zeros_like(param)}
 
-    def update(self, param, grad, state, group):
-        lr, rho, eps = group["lr"], group["rho"], group["eps"]
-        state["step"] += 1
-        grad = weight_decay(param, grad, lr, group["weight_decay"])
-        square_avg, acc_delta = state["square_avg"], state["acc_delta"]
-        square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
-        std = square_avg.add(eps).sqrt_()
-        delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
-        acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
-        param.add_(delta, alpha=-scalar(lr))
+    _weight_decay = "l2"
+
+    def elementwise_rule(self, group):
+        return adadelta
+
+    def rule_scalars(self, group, param, state):
+        rho = group["rho"]
+        return float(rho), float(1 - rho), float(group["eps"]), -float(scalar(group["lr"]))

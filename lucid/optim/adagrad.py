@@ -5,8 +5,14 @@ from __future__ import annotations
 from .. import _factory
 from .._tensor import Tensor
 from . import _checks
-from ._shared import weight_decay
+from .elementwise import elementwise, sqrt
 from .optimizer import Optimizer, scalar
+
+
+@elementwise(state=("sum",))
+def adagrad(param, grad, sum, eps, neg_clr):  # noqa: A002 - torch's name for the state
+    sum = sum + grad * grad
+    return param + grad * neg_clr / (sqrt(sum) + eps), sum
 
 
 class Adagrad(Optimizer):
@@ -120,18 +126,23 @@ class Adagrad(Optimizer):
         start = self.defaults["initial_accumulator_value"]
         return {"step": 0, "sum": _factory.full(param.shape, start, dtype=param.dtype, device=param.device)}
 
+    _weight_decay = "l2"
+
+    def elementwise_rule(self, group):
+        return adagrad
+
+    def _clr(self, group, step):
+        """torch's decayed learning rate (a Tensor lr keeps its dtype)."""
+        return group["lr"] / (1 + (step - 1) * group["lr_decay"])
+
+    def rule_scalars(self, group, param, state):
+        return float(group["eps"]), -float(scalar(self._clr(group, state["step"])))
+
     def update(self, param, grad, state, group):
-        lr, lr_decay = group["lr"], group["lr_decay"]
+        if not grad.is_sparse:
+            return super().update(param, grad, state, group)
         state["step"] += 1
-        clr = lr / (1 + (state["step"] - 1) * lr_decay)
-        if grad.is_sparse:
-            self._update_sparse(param, grad.coalesce(), state, group, clr)
-            return
-        grad = weight_decay(param, grad, lr, group["weight_decay"])
-        state_sum = state["sum"]
-        state_sum.addcmul_(grad, grad, value=1)
-        std = state_sum.sqrt().add_(group["eps"])
-        param.addcdiv_(grad, std, value=-scalar(clr))
+        self._update_sparse(param, grad.coalesce(), state, group, self._clr(group, state["step"]))
 
     def _update_sparse(self, param, grad, state, group, clr):
         """torch's sparse branch: the sum and the parameter change on the gradient's rows only."""

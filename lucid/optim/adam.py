@@ -5,8 +5,28 @@ from __future__ import annotations
 from .. import _factory
 from .._tensor import Tensor
 from . import _checks
-from ._shared import bias_corrections, in_dtype_of, weight_decay
+from ._shared import bias_corrections, in_dtype_of
+from .elementwise import elementwise, lerp, maximum, sqrt
 from .optimizer import Optimizer, scalar
+
+
+@elementwise(state=("exp_avg", "exp_avg_sq"))
+def adam(param, grad, exp_avg, exp_avg_sq, weight1, beta2, one_minus_beta2, bias_correction2_sqrt, eps,
+         neg_step_size):
+    exp_avg = lerp(exp_avg, grad, weight1)
+    exp_avg_sq = exp_avg_sq * beta2 + grad * grad * one_minus_beta2
+    denom = sqrt(exp_avg_sq) / bias_correction2_sqrt + eps
+    return param + exp_avg * neg_step_size / denom, exp_avg, exp_avg_sq
+
+
+@elementwise(state=("exp_avg", "exp_avg_sq", "max_exp_avg_sq"))
+def adam_amsgrad(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, weight1, beta2, one_minus_beta2,
+                 bias_correction2_sqrt, eps, neg_step_size):
+    exp_avg = lerp(exp_avg, grad, weight1)
+    exp_avg_sq = exp_avg_sq * beta2 + grad * grad * one_minus_beta2
+    max_exp_avg_sq = maximum(max_exp_avg_sq, exp_avg_sq)
+    denom = sqrt(max_exp_avg_sq) / bias_correction2_sqrt + eps
+    return param + exp_avg * neg_step_size / denom, exp_avg, exp_avg_sq, max_exp_avg_sq
 
 
 class Adam(Optimizer):
@@ -118,22 +138,19 @@ class Adam(Optimizer):
             state["max_exp_avg_sq"] = _factory.zeros_like(param)
         return state
 
-    def update(self, param, grad, state, group):
-        # Tensor hyperparameters stay Tensors, as in torch: the step size, the decay factor
-        # and the bias corrections are computed in their dtype (float32), the moment
-        # weights in the parameter's dtype
+    _weight_decay = "l2"  # or decoupled, where the group sets decoupled_weight_decay
+
+    def elementwise_rule(self, group):
+        return adam_amsgrad if group["amsgrad"] else adam
+
+    def rule_scalars(self, group, param, state):
+        # Tensor hyperparameters stay Tensors, as in torch: the step size and the bias
+        # corrections are computed in their dtype (float32), the moment weights in the
+        # parameter's dtype
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-        state["step"] += 1
-        grad = weight_decay(param, grad, lr, group["weight_decay"], group["decoupled_weight_decay"])
-        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg.lerp_(grad, scalar(1 - in_dtype_of(param, beta1)))
-        exp_avg_sq.mul_(scalar(beta2)).addcmul_(grad, grad, value=scalar(1 - beta2))
         bias_correction1, bias_correction2 = bias_corrections((beta1, beta2), state["step"])
-        second_moment = exp_avg_sq
-        if group["amsgrad"]:
-            second_moment = state["max_exp_avg_sq"].maximum_(exp_avg_sq)
-        denom = (second_moment.sqrt() / scalar(bias_correction2**0.5)).add_(eps)
-        param.addcdiv_(exp_avg, denom, value=-scalar(lr / bias_correction1))
+        return (float(scalar(1 - in_dtype_of(param, beta1))), float(scalar(beta2)), float(scalar(1 - beta2)),
+                float(scalar(bias_correction2**0.5)), float(eps), -float(scalar(lr / bias_correction1)))
 
 
 class AdamW(Adam):

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from .. import _factory
 from . import _checks
-from ._shared import weight_decay
+from .elementwise import abs, elementwise, lerp, maximum
 from .optimizer import Optimizer, scalar
+
+
+@elementwise(state=("exp_avg", "exp_inf"))
+def adamax(param, grad, exp_avg, exp_inf, weight1, beta2, eps, neg_clr):
+    exp_avg = lerp(exp_avg, grad, weight1)
+    exp_inf = maximum(exp_inf * beta2, abs(grad) + eps)
+    return param + exp_avg * neg_clr / exp_inf, exp_avg, exp_inf
 
 
 class Adamax(Optimizer):
@@ -89,12 +96,12 @@ class Adamax(Optimizer):
     def init_state(self, param, group):
         return {"step": 0, "exp_avg": _factory.zeros_like(param), "exp_inf": _factory.zeros_like(param)}
 
-    def update(self, param, grad, state, group):
+    _weight_decay = "l2"
+
+    def elementwise_rule(self, group):
+        return adamax
+
+    def rule_scalars(self, group, param, state):
         lr, (beta1, beta2) = group["lr"], group["betas"]
-        state["step"] += 1
-        grad = weight_decay(param, grad, lr, group["weight_decay"])
-        exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_inf.mul_(beta2).maximum_(grad.abs().add_(group["eps"]))
         clr = lr / (1 - beta1 ** state["step"])
-        param.addcdiv_(exp_avg, exp_inf, value=-scalar(clr))
+        return float(1 - beta1), float(beta2), float(group["eps"]), -float(scalar(clr))

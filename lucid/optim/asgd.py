@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from .. import _factory
 from . import _checks
-from ._shared import float32_scalar, weight_decay
+from ._shared import float32_scalar
+from .elementwise import elementwise
 from .optimizer import Optimizer
+
+
+@elementwise(state=("ax",))
+def asgd(param, grad, ax, decay, neg_eta, mu, averaging):
+    param = param * decay + grad * neg_eta
+    if averaging:
+        return param, ax + (param - ax) * mu
+    return param, param
 
 
 class ASGD(Optimizer):
@@ -102,18 +111,17 @@ class ASGD(Optimizer):
         return {"step": 0, "eta": float32_scalar(group["lr"], param), "mu": float32_scalar(1.0, param),
                 "ax": _factory.zeros_like(param)}
 
-    def update(self, param, grad, state, group):
+    _weight_decay = "l2"
+    _per_param_scalars = True  # eta and mu are each parameter's own (float32) state
+
+    def elementwise_rule(self, group):
+        return asgd
+
+    def rule_scalars(self, group, param, state):
         lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
-        state["step"] += 1
-        grad = weight_decay(param, grad, lr, group["weight_decay"])
-        eta, mu, ax = state["eta"], state["mu"], state["ax"]
-        eta_value = eta.item()
-        param.mul_(1 - lambd * eta_value)
-        param.add_(grad, alpha=-eta_value)
-        if mu.item() != 1:
-            ax.add_(param.sub(ax).mul_(mu))
-        else:
-            ax.copy_(param)
-        step = state["step"]
+        eta, mu, step = state["eta"], state["mu"], state["step"]
+        eta_value, mu_value = eta.item(), mu.item()
+        # the values for the next step, as torch updates them after this one
         eta.fill_(lr / ((1 + lambd * lr * step) ** alpha))
         mu.fill_(1 / max(1, step - t0))
+        return float(1 - lambd * eta_value), -eta_value, mu_value, mu_value != 1

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from .. import _factory
 from . import _checks
-from ._shared import weight_decay
+from .elementwise import elementwise, sign
 from .optimizer import Optimizer, scalar
+
+
+@elementwise(state=("exp_avg",))
+def lion(param, grad, exp_avg, beta1, one_minus_beta1, beta2, one_minus_beta2, neg_lr):
+    direction = exp_avg * beta1 + grad * one_minus_beta1
+    return param + sign(direction) * neg_lr, exp_avg * beta2 + grad * one_minus_beta2
 
 
 class Lion(Optimizer):
@@ -84,10 +90,11 @@ class Lion(Optimizer):
     def init_state(self, param, group):
         return {"exp_avg": _factory.zeros_like(param)}
 
-    def update(self, param, grad, state, group):
-        lr, (beta1, beta2) = scalar(group["lr"]), group["betas"]
-        exp_avg = state["exp_avg"]
-        direction = exp_avg * beta1 + grad * (1 - beta1)
-        weight_decay(param, grad, lr, group["weight_decay"], decoupled=True)
-        param.add_(direction.sign(), alpha=-lr)
-        exp_avg.mul_(beta2).add_(grad, alpha=1 - beta2)
+    _weight_decay = "decoupled"
+
+    def elementwise_rule(self, group):
+        return lion
+
+    def rule_scalars(self, group, param, state):
+        beta1, beta2 = group["betas"]
+        return float(beta1), float(1 - beta1), float(beta2), float(1 - beta2), -float(scalar(group["lr"]))

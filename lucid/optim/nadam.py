@@ -4,8 +4,34 @@ from __future__ import annotations
 
 from .. import _factory
 from . import _checks
-from ._shared import bias_corrections, float32_scalar, weight_decay
+from ._shared import bias_corrections, float32_scalar
+from .elementwise import elementwise, helper, lerp, sqrt
 from .optimizer import Optimizer, scalar
+
+
+@helper
+def moments(grad, exp_avg, exp_avg_sq, weight1, beta2, one_minus_beta2):
+    """Adam's two moments, in torch's order (``lerp_``; ``mul_(beta2).addcmul_``)."""
+    return lerp(exp_avg, grad, weight1), exp_avg_sq * beta2 + grad * grad * one_minus_beta2
+
+
+@elementwise(state=("exp_avg", "exp_avg_sq"))
+def nadam(param, grad, exp_avg, exp_avg_sq, weight1, beta2, one_minus_beta2, bias_correction2, eps, grad_step,
+          momentum_step):
+    exp_avg, exp_avg_sq = moments(grad, exp_avg, exp_avg_sq, weight1, beta2, one_minus_beta2)
+    denom = sqrt(exp_avg_sq / bias_correction2) + eps
+    param = param + grad * grad_step / denom
+    return param + exp_avg * momentum_step / denom, exp_avg, exp_avg_sq
+
+
+@elementwise(state=("exp_avg", "exp_avg_sq"))
+def radam(param, grad, exp_avg, exp_avg_sq, weight1, beta2, one_minus_beta2, bias_correction1, lr, rectified,
+          one, eps, bias_correction2_sqrt, rect):
+    exp_avg, exp_avg_sq = moments(grad, exp_avg, exp_avg_sq, weight1, beta2, one_minus_beta2)
+    update = exp_avg / bias_correction1 * lr
+    if rectified:  # torch's scalar / tensor: a reciprocal, then a product
+        update = update * (one / (sqrt(exp_avg_sq) + eps) * bias_correction2_sqrt) * rect
+    return param - update, exp_avg, exp_avg_sq
 
 
 class _AdamLike(Optimizer):
@@ -20,12 +46,12 @@ class _AdamLike(Optimizer):
     def init_state(self, param, group):
         return {"step": 0, "exp_avg": _factory.zeros_like(param), "exp_avg_sq": _factory.zeros_like(param)}
 
+    _weight_decay = "l2"  # or decoupled, where the group sets decoupled_weight_decay
+
     @staticmethod
-    def _moments(grad, state, betas):
-        beta1, beta2 = betas
-        state["exp_avg"].lerp_(grad, 1 - beta1)
-        state["exp_avg_sq"].mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-        return state["exp_avg"], state["exp_avg_sq"]
+    def _moment_scalars(group):
+        beta1, beta2 = group["betas"]
+        return float(1 - beta1), float(beta2), float(1 - beta2)
 
 
 class NAdam(_AdamLike):
@@ -128,19 +154,20 @@ class NAdam(_AdamLike):
         state["mu_product"] = float32_scalar(1.0, param)
         return state
 
-    def update(self, param, grad, state, group):
+    _per_param_scalars = True  # mu_product is each parameter's own (float32) state
+
+    def elementwise_rule(self, group):
+        return nadam
+
+    def rule_scalars(self, group, param, state):
         lr, (beta1, beta2), psi = group["lr"], group["betas"], group["momentum_decay"]
-        state["step"] += 1
         step = state["step"]
-        bias_correction2 = 1 - beta2**step
-        grad = weight_decay(param, grad, lr, group["weight_decay"], group["decoupled_weight_decay"])
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
         mu_product = state["mu_product"].mul_(mu).item()  # float32 arithmetic, as torch's
-        exp_avg, exp_avg_sq = self._moments(grad, state, (beta1, beta2))
-        denom = exp_avg_sq.div(bias_correction2).sqrt().add_(group["eps"])
-        param.addcdiv_(grad, denom, value=scalar(-lr * (1.0 - mu) / (1.0 - mu_product)))
-        param.addcdiv_(exp_avg, denom, value=scalar((-lr * mu_next) / (1.0 - mu_product * mu_next)))
+        return (*self._moment_scalars(group), float(1 - beta2**step), float(group["eps"]),
+                float(scalar(-lr * (1.0 - mu) / (1.0 - mu_product))),
+                float(scalar((-lr * mu_next) / (1.0 - mu_product * mu_next))))
 
 
 class RAdam(_AdamLike):
@@ -229,18 +256,14 @@ class RAdam(_AdamLike):
                         differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def update(self, param, grad, state, group):
-        lr, (beta1, beta2) = group["lr"], group["betas"]
-        state["step"] += 1
-        step = state["step"]
-        grad = weight_decay(param, grad, lr, group["weight_decay"], group["decoupled_weight_decay"])
-        exp_avg, exp_avg_sq = self._moments(grad, state, (beta1, beta2))
+    def elementwise_rule(self, group):
+        return radam
+
+    def rule_scalars(self, group, param, state):
+        lr, (beta1, beta2), step = group["lr"], group["betas"], state["step"]
         bias_correction1, bias_correction2 = bias_corrections((beta1, beta2), step)
-        update = exp_avg / bias_correction1 * lr
         rho_inf = 2 / (1 - beta2) - 1
         rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
-        if rho_t > 5.0:
-            rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-            adaptive_lr = (1 / exp_avg_sq.sqrt().add_(group["eps"])).mul_(bias_correction2**0.5)
-            update = update.mul_(adaptive_lr).mul_(rect)
-        param.sub_(update)
+        rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5 if rho_t > 5.0 else 1.0
+        return (*self._moment_scalars(group), float(bias_correction1), float(scalar(lr)), bool(rho_t > 5.0), 1.0,
+                float(group["eps"]), float(bias_correction2**0.5), float(rect))

@@ -4,8 +4,41 @@ from __future__ import annotations
 
 from .. import _factory
 from . import _checks
-from ._shared import weight_decay
+from .elementwise import elementwise, lerp, sqrt
 from .optimizer import Optimizer, scalar
+
+
+# square_avg - grad_avg**2 is torch's addcmul_(grad_avg, grad_avg, value=-1): the same rounding
+
+
+@elementwise(state=("square_avg",))
+def rmsprop(param, grad, square_avg, alpha, one_minus_alpha, eps, neg_lr):
+    square_avg = square_avg * alpha + grad * grad * one_minus_alpha
+    return param + grad * neg_lr / (sqrt(square_avg) + eps), square_avg
+
+
+@elementwise(state=("square_avg", "grad_avg"))
+def rmsprop_centered(param, grad, square_avg, grad_avg, alpha, one_minus_alpha, eps, neg_lr):
+    square_avg = square_avg * alpha + grad * grad * one_minus_alpha
+    grad_avg = lerp(grad_avg, grad, one_minus_alpha)
+    avg = sqrt(square_avg - grad_avg * grad_avg) + eps
+    return param + grad * neg_lr / avg, square_avg, grad_avg
+
+
+@elementwise(state=("square_avg", "momentum_buffer"))
+def rmsprop_momentum(param, grad, square_avg, momentum_buffer, alpha, one_minus_alpha, eps, momentum, neg_lr):
+    square_avg = square_avg * alpha + grad * grad * one_minus_alpha
+    momentum_buffer = momentum_buffer * momentum + grad / (sqrt(square_avg) + eps)
+    return param + momentum_buffer * neg_lr, square_avg, momentum_buffer
+
+
+@elementwise(state=("square_avg", "grad_avg", "momentum_buffer"))
+def rmsprop_centered_momentum(param, grad, square_avg, grad_avg, momentum_buffer, alpha, one_minus_alpha, eps,
+                              momentum, neg_lr):
+    square_avg = square_avg * alpha + grad * grad * one_minus_alpha
+    grad_avg = lerp(grad_avg, grad, one_minus_alpha)
+    momentum_buffer = momentum_buffer * momentum + grad / (sqrt(square_avg - grad_avg * grad_avg) + eps)
+    return param + momentum_buffer * neg_lr, square_avg, grad_avg, momentum_buffer
 
 
 class RMSprop(Optimizer):
@@ -107,21 +140,15 @@ class RMSprop(Optimizer):
             state["grad_avg"] = _factory.zeros_like(param)
         return state
 
-    def update(self, param, grad, state, group):
-        lr, alpha = scalar(group["lr"]), group["alpha"]
-        state["step"] += 1
-        grad = weight_decay(param, grad, lr, group["weight_decay"])
-        square_avg = state["square_avg"]
-        square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
-        if group["centered"]:
-            grad_avg = state["grad_avg"].lerp_(grad, 1 - alpha)
-            avg = square_avg.clone().addcmul_(grad_avg, grad_avg, value=-1).sqrt_()
-        else:
-            avg = square_avg.sqrt()
-        avg.add_(group["eps"])
+    _weight_decay = "l2"
+
+    def elementwise_rule(self, group):
         if group["momentum"] > 0:
-            buf = state["momentum_buffer"]
-            buf.mul_(group["momentum"]).addcdiv_(grad, avg)
-            param.add_(buf, alpha=-lr)
-        else:
-            param.addcdiv_(grad, avg, value=-lr)
+            return rmsprop_centered_momentum if group["centered"] else rmsprop_momentum
+        return rmsprop_centered if group["centered"] else rmsprop
+
+    def rule_scalars(self, group, param, state):
+        alpha, neg_lr = group["alpha"], -float(scalar(group["lr"]))
+        if group["momentum"] > 0:
+            return float(alpha), float(1 - alpha), float(group["eps"]), float(group["momentum"]), neg_lr
+        return float(alpha), float(1 - alpha), float(group["eps"]), neg_lr

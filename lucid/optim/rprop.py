@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 from .. import _factory
-from .._ops.elementwise import where
 from . import _checks
+from .elementwise import elementwise, maximum, minimum, sign, where
 from .optimizer import Optimizer, scalar
+
+
+@elementwise(state=("prev", "step_size"))
+def rprop(param, grad, prev, step_size, etaminus, etaplus, step_size_min, step_size_max, zero, one):
+    same_sign = sign(grad * prev)
+    factor = where(same_sign > zero, etaplus, where(same_sign < zero, etaminus, where(same_sign == zero, one, same_sign)))
+    step_size = minimum(maximum(step_size * factor, step_size_min), step_size_max)
+    grad = where(factor == etaminus, zero, grad)  # after a sign change: no step, and no sign remembered
+    return param - sign(grad) * step_size, grad, step_size
 
 
 class Rprop(Optimizer):
@@ -99,13 +108,9 @@ class Rprop(Optimizer):
         step_size = _factory.full(param.shape, scalar(group["lr"]), dtype=param.dtype, device=param.device)
         return {"step": 0, "prev": _factory.zeros_like(param), "step_size": step_size}
 
-    def update(self, param, grad, state, group):
+    def elementwise_rule(self, group):
+        return rprop
+
+    def rule_scalars(self, group, param, state):
         (etaminus, etaplus), (step_size_min, step_size_max) = group["etas"], group["step_sizes"]
-        state["step"] += 1
-        prev, step_size = state["prev"], state["step_size"]
-        sign = grad.mul(prev).sign()
-        factor = where(sign > 0, etaplus, where(sign < 0, etaminus, where(sign == 0, 1.0, sign)))
-        step_size.mul_(factor).clamp_(step_size_min, step_size_max)
-        grad = where(factor == etaminus, 0.0, grad)
-        param.addcmul_(grad.sign(), step_size, value=-1)
-        prev.copy_(grad)
+        return float(etaminus), float(etaplus), float(step_size_min), float(step_size_max), 0.0, 1.0

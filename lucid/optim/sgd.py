@@ -3,9 +3,27 @@
 from __future__ import annotations
 
 from . import _checks
-from ._shared import weight_decay
 from ._shared import add_rows_
+from .elementwise import elementwise
 from .optimizer import Optimizer, scalar
+
+
+@elementwise()
+def sgd(param, grad, neg_lr):
+    return (param + grad * neg_lr,)
+
+
+@elementwise(state=("momentum_buffer",))
+def sgd_momentum(param, grad, momentum_buffer, decay, one_minus_dampening, neg_lr):
+    # on the first step decay is 0 and one_minus_dampening 1: the buffer becomes the gradient
+    momentum_buffer = momentum_buffer * decay + grad * one_minus_dampening
+    return param + momentum_buffer * neg_lr, momentum_buffer
+
+
+@elementwise(state=("momentum_buffer",))
+def sgd_nesterov(param, grad, momentum_buffer, decay, one_minus_dampening, momentum, neg_lr):
+    momentum_buffer = momentum_buffer * decay + grad * one_minus_dampening
+    return param + (grad + momentum_buffer * momentum) * neg_lr, momentum_buffer
 
 
 class SGD(Optimizer):
@@ -111,19 +129,31 @@ class SGD(Optimizer):
     def state_shapes(self, param, group):
         return {"momentum_buffer": param.shape}
 
+    _weight_decay = "l2"
+    def _scalars_key(self, state):
+        return "momentum_buffer" in state  # a parameter's first momentum step has its own scalars
+
+    def elementwise_rule(self, group):
+        if group["momentum"] == 0:
+            return sgd
+        return sgd_nesterov if group["nesterov"] else sgd_momentum
+
+    def rule_scalars(self, group, param, state):
+        neg_lr = -float(scalar(group["lr"]))
+        momentum = group["momentum"]
+        if momentum == 0:
+            return (neg_lr,)
+        decay, one_minus_dampening = momentum, 1 - group["dampening"]
+        if "momentum_buffer" not in state:  # torch's first step: the buffer (zeros) becomes the gradient
+            decay, one_minus_dampening = 0.0, 1.0
+        if group["nesterov"]:
+            return decay, one_minus_dampening, momentum, neg_lr
+        return decay, one_minus_dampening, neg_lr
+
     def update(self, param, grad, state, group):
         if grad.is_sparse:
             return self._update_sparse(param, grad, state, group)
-        lr, momentum = scalar(group["lr"]), group["momentum"]
-        grad = weight_decay(param, grad, lr, group["weight_decay"])
-        if momentum != 0:
-            buf = state.get("momentum_buffer")
-            if buf is None:
-                buf = state["momentum_buffer"] = grad.detach().clone()
-            else:
-                buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
-            grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
-        param.add_(grad, alpha=-lr)
+        return super().update(param, grad, state, group)
 
     def _update_sparse(self, param, grad, state, group):
         lr, momentum = scalar(group["lr"]), group["momentum"]

@@ -23,7 +23,7 @@ from .._autograd import enable_grad, no_grad
 from .._tensor import Tensor
 from .._ops.reduction import all as _all
 from .._ops.shape import stack as _stack
-from .optimizer import _copy
+from ._state_dict import _copy
 
 __all__ = ["GradientAccumulation", "SkipNonFinite"]
 

@@ -1,0 +1,145 @@
+"""Elementwise rules compiled by numba: one loop over the elements, in place, cached on disk.
+
+For each rule, a small module is written to the kernel cache folder: numba's scalar
+versions of the vocabulary, the :func:`~lucid._backend.rules.prologue`, the rule's own source
+and a loop that runs them on every element, reading each array once and writing it once.
+Its file name carries a hash of its text, so a changed rule gets a new module, and numba's
+``cache=True`` keeps the machine code beside it (``__pycache__``): a second process loads it
+instead of compiling. Each dtype (float32, float64) is compiled the first time it is used.
+
+``error_model="numpy"`` lets a float division vectorise (numba's default checks for a zero
+divisor and does not); fastmath stays off, so every operation rounds as written, in the
+order the rule writes it (torch's).
+
+The folder is ``$LUCID_KERNEL_CACHE``, else ``$XDG_CACHE_HOME/lucid/kernels`` (by default
+``~/.cache/lucid/kernels``), else a folder in the system's temporary directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import os
+import sys
+import tempfile
+import textwrap
+
+from . import rules as _rules
+
+_PRELUDE = '''\
+import numpy as np
+from numba import njit
+
+# the rules' vocabulary on scalars: NumPy's functions keep float32 in float32 (math's would not)
+
+
+@njit(error_model="numpy")
+def sqrt(x):
+    return np.sqrt(x)
+
+
+@njit(error_model="numpy")
+def abs(x):
+    return np.abs(x)
+
+
+@njit(error_model="numpy")
+def sign(x):
+    return np.sign(x)
+
+
+@njit(error_model="numpy")
+def maximum(a, b):
+    return np.maximum(a, b)
+
+
+@njit(error_model="numpy")
+def minimum(a, b):
+    return np.minimum(a, b)
+
+
+@njit(error_model="numpy")
+def where(condition, a, b):
+    return a if condition else b
+'''
+
+_LOOP = '''
+@njit(cache=True, nogil=True, error_model="numpy")
+def kernel(param, grad, {states}scalars, negate, l2, shrink):
+{unpack}
+    for i in range(param.size):
+        p, g = prologue(param[i], grad[i], negate, l2, shrink)
+        {outputs} = rule(p, g, {state_items}{scalar_names})
+        param[i] = p
+{writes}
+'''
+
+
+def cache_folder() -> str:
+    """Where generated kernel modules and numba's compiled code are kept (see the module doc)."""
+    folder = os.environ.get("LUCID_KERNEL_CACHE")
+    if not folder:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        folder = os.path.join(base, "lucid", "kernels")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        if os.access(folder, os.W_OK):
+            return folder
+    except OSError:
+        pass
+    folder = os.path.join(tempfile.gettempdir(), f"lucid-kernels-{os.getuid() if hasattr(os, 'getuid') else 0}")
+    os.makedirs(folder, exist_ok=True)
+    return folder
+
+
+def _undecorated(fn) -> str:
+    lines = textwrap.dedent(inspect.getsource(fn)).splitlines()
+    return "\n".join(line for line in lines if not line.startswith("@"))
+
+
+def module_source(rule: _rules.Rule) -> str:
+    """The text of the kernel module for ``rule``."""
+    states = "".join(f"{name}, " for name in rule.state)
+    # the rule's scalars arrive packed in one array of the parameter's dtype (bools as 0 or 1):
+    # numba reads an array argument much faster than a NumPy scalar
+    unpack = "\n".join(f"    {name} = scalars[{k}]" for k, name in enumerate(rule.scalars)) or "    pass"
+    outputs = "".join(["p, ", *(f"new_{name}, " for name in rule.state)])
+    state_items = "".join(f"{name}[i], " for name in rule.state)
+    writes = "\n".join(f"        {name}[i] = new_{name}" for name in rule.state)
+    functions = [_undecorated(_rules.lerp), _undecorated(_rules.prologue), *rule.sources()]
+    body = [_PRELUDE, *("@njit(error_model=\"numpy\")\n" + text for text in functions)]
+    body.append(f"rule = {rule.fn.__name__}\n")
+    body.append(_LOOP.format(states=states, unpack=unpack, outputs=outputs, state_items=state_items,
+                             scalar_names=", ".join(rule.scalars), writes=writes))
+    return "\n\n".join(body)
+
+
+_kernels: dict = {}
+
+
+def kernel(rule: _rules.Rule):
+    """The compiled loop of ``rule``: ``kernel(param, grad, *state, scalars, negate, l2, shrink)``
+    on 1-D contiguous arrays of one dtype (``scalars`` too: the rule's scalars in order),
+    updating ``param`` and the state in place; ``l2`` and ``shrink`` are None or scalars of
+    that dtype (see :func:`~lucid._backend.rules.prologue`)."""
+    found = _kernels.get(rule)
+    if found is not None:
+        return found
+    source = module_source(rule)
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    folder = cache_folder()
+    path = os.path.join(folder, f"lucid_rule_{rule.name}_{digest}.py")
+    if not os.path.exists(path):
+        partial = f"{path}.{os.getpid()}.tmp"
+        with open(partial, "w") as handle:
+            handle.write(f"# generated by lucid from the rule {rule.fn.__module__}.{rule.fn.__qualname__}\n")
+            handle.write(source)
+        os.replace(partial, path)  # atomic: a concurrent process sees the whole file or none
+    name = f"lucid_rule_{rule.name}_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # numba's cache finds the module of what it loads by name
+    spec.loader.exec_module(module)
+    found = _kernels[rule] = module.kernel
+    return found

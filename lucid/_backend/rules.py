@@ -1,0 +1,178 @@
+"""Elementwise update rules: each written once, as a pure function, and run by each backend its own way.
+
+An optimizer's rule is a plain Python function of the elements it reads,
+
+    def adam(param, grad, exp_avg, exp_avg_sq, weight1, beta2, ...):
+        ...
+        return param, exp_avg, exp_avg_sq
+
+its arguments the parameter, the gradient, the state arrays it updates (named in
+``@elementwise(state=...)``) and then scalars (numbers, already computed as torch computes
+them, and bools); it returns the new parameter and the new state values, in that order.
+It uses arithmetic, comparisons and the vocabulary below (``sqrt``, ``abs``, ``sign``,
+``maximum``, ``minimum``, ``where``, ``lerp``), and no number literals: a literal would
+make numba compute a float32 rule in float64. Each backend runs it:
+
+- NumPy with numba: compiled into one loop over the elements, in place (one read and one
+  write per array), cached on disk (:mod:`~lucid._backend.numba_rules`);
+- NumPy without numba, or with ``LUCID_JIT=0``: the same function on whole arrays;
+- MLX: the same function on MLX arrays, eagerly or under ``mx.compile``.
+
+What wraps every rule the same way, ``maximize`` and L2 or decoupled weight decay, is
+:func:`prologue`, run first on each element by every backend.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+import types
+
+import numpy as np
+
+
+class Rule:
+    """An elementwise update rule: the function, and which of its arguments are state."""
+
+    def __init__(self, fn, state):
+        self.fn = fn
+        self.name = fn.__name__
+        self.state = tuple(state)
+        names = list(inspect.signature(fn).parameters)
+        if names[:2] != ["param", "grad"] or tuple(names[2:2 + len(self.state)]) != self.state:
+            raise TypeError(f"rule {self.name} must take (param, grad, {', '.join(self.state)}, scalars...)")
+        self.scalars = tuple(names[2 + len(self.state):])
+        self._rebound: dict = {}
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+
+    def __repr__(self) -> str:
+        return f"<elementwise rule {self.name}{inspect.signature(self.fn)}>"
+
+    def __call__(self, *args):
+        """Evaluate the rule on NumPy arrays or numbers (the reference semantics)."""
+        return self.fn(*args)
+
+    def with_vocabulary(self, vocabulary: dict):
+        """The rule's function with the vocabulary names bound to a backend's functions."""
+        fn = self._rebound.get(id(vocabulary))
+        if fn is None:
+            fn = self._rebound[id(vocabulary)] = _rebind(self.fn, vocabulary)
+        return fn
+
+    def sources(self) -> list:
+        """The source of the helper functions the rule calls, then its own, without decorators."""
+        parts, seen = [], set()
+        _collect_source(self.fn, parts, seen)
+        return parts
+
+
+def elementwise(state=()):
+    """Declare an elementwise update rule whose state arguments are ``state`` (see the module doc).
+
+    Examples
+    --------
+    >>> @elementwise(state=("velocity",))
+    ... def heavy_ball(param, grad, velocity, momentum, neg_lr):
+    ...     velocity = velocity * momentum + grad
+    ...     return param + velocity * neg_lr, velocity
+    >>> heavy_ball.state, heavy_ball.scalars
+    (('velocity',), ('momentum', 'neg_lr'))
+    >>> heavy_ball(1.0, 0.5, 0.0, 0.9, -0.1)
+    (0.95, 0.5)
+    """
+    return lambda fn: Rule(fn, state)
+
+
+def helper(fn):
+    """Mark ``fn`` as a pure elementwise helper that rules may call (its source is compiled with them)."""
+    fn._lucid_elementwise_helper = True
+    return fn
+
+
+def _rebind(fn, vocabulary: dict):
+    """``fn`` with its globals (and the helpers it calls) looking up names in ``vocabulary`` first."""
+    namespace = dict(fn.__globals__)
+    namespace.update(vocabulary)
+    for name in fn.__code__.co_names:
+        value = fn.__globals__.get(name)
+        if getattr(value, "_lucid_elementwise_helper", False) and name not in vocabulary:
+            namespace[name] = _rebind(value, vocabulary)
+    return types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
+def _collect_source(fn, parts: list, seen: set) -> None:
+    for name in fn.__code__.co_names:
+        value = fn.__globals__.get(name)
+        if getattr(value, "_lucid_elementwise_helper", False) and name not in seen and name not in VOCABULARY:
+            seen.add(name)
+            _collect_source(value, parts, seen)
+    lines = textwrap.dedent(inspect.getsource(fn)).splitlines()
+    while lines and lines[0].startswith("@"):
+        lines.pop(0)
+    parts.append("\n".join(lines))
+
+
+# --- the vocabulary, with NumPy's semantics (a backend binds its own) ------------------------
+
+def sqrt(x):
+    """The square root, IEEE-rounded in ``x``'s dtype."""
+    return np.sqrt(x)
+
+
+def abs(x):  # noqa: A001 - the rules' vocabulary names it as NumPy and torch do
+    """``|x|``."""
+    return np.abs(x)
+
+
+def sign(x):
+    """-1, 0 or 1 by the sign of ``x`` (NaN stays NaN), as torch's ``sign``."""
+    return np.sign(x)
+
+
+def maximum(a, b):
+    """The larger of ``a`` and ``b``, NaN if either is (torch's ``maximum``)."""
+    return np.maximum(a, b)
+
+
+def minimum(a, b):
+    """The smaller of ``a`` and ``b``, NaN if either is (torch's ``minimum``)."""
+    return np.minimum(a, b)
+
+
+def where(condition, a, b):
+    """``a`` where ``condition`` holds, else ``b``."""
+    return np.where(condition, a, b)
+
+
+@helper
+def lerp(start, end, weight):
+    """torch's ``lerp``: ``start + weight * (end - start)`` below one half, else
+    ``end - (end - start) * (1 - weight)`` (exact at ``weight == 1``).
+
+    ``weight / weight`` is 1 in the weight's own dtype (the branch has ``weight >= 0.5``):
+    a literal 1 would make numba compute a float32 rule in float64.
+    """
+    diff = end - start
+    if weight < 0.5:
+        return start + diff * weight
+    return end - diff * (weight / weight - weight)
+
+
+VOCABULARY = ("sqrt", "abs", "sign", "maximum", "minimum", "where", "lerp")
+NUMPY_VOCABULARY = {"sqrt": sqrt, "abs": abs, "sign": sign, "maximum": maximum, "minimum": minimum,
+                    "where": where, "lerp": lerp}
+
+
+def prologue(param, grad, negate, l2, shrink):
+    """What every rule's input goes through first, as torch.optim does it for each optimizer:
+    the gradient negated under ``maximize``, then L2 weight decay (``grad + l2 * param``),
+    or decoupled weight decay (the parameter shrunk by ``1 - lr * weight_decay``).
+    ``l2`` and ``shrink`` are None where the group has no such decay."""
+    if negate:
+        grad = -grad
+    if l2 is not None:
+        grad = grad + l2 * param
+    if shrink is not None:
+        param = param * shrink
+    return param, grad

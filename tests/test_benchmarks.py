@@ -1,0 +1,30 @@
+"""The benchmark command runs (its figures are measured in benchmarks/, never asserted here)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+
+def test_optimizer_benchmark_quick_mode_prints_every_table(capsys):
+    pytest.importorskip("torch")
+    import bench_optim_step
+
+    assert bench_optim_step.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    for heading in ("## 1. optimizer.step()", "## 3. training step"):
+        assert heading in out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "---" not in line]
+    cpu_rows = [r for r in rows if r.split("|")[2].strip() in bench_optim_step.QUICK_LAYOUTS]
+    # every optimizer at every layout on "cpu", and again on "gpu" where MLX is installed
+    import lucid
+
+    per_table = len(bench_optim_step.OPTIMIZERS) * len(bench_optim_step.QUICK_LAYOUTS)
+    assert len(cpu_rows) == per_table * (2 if lucid.is_available("gpu") else 1)
+    for row in cpu_rows:
+        cells = [c.strip() for c in row.split("|")[3:6]]
+        assert all(c == "—" or float(c) > 0 for c in cells), row
