@@ -254,8 +254,37 @@ def _topological_order(root):
     return order
 
 
+def queue_callback(callback) -> None:
+    """Run ``callback()`` once the ``backward`` in progress has filled in every gradient.
+
+    For code that runs inside a backward function and needs the finished gradients:
+    :class:`lucid.nn.parallel.DistributedDataParallel` reduces them across processes this
+    way (torch's ``Variable._execution_engine.queue_callback``). Callbacks run in the order
+    queued, only if the backward completes.
+    """
+    queue = getattr(_mode, "callbacks", None)
+    if queue is None:
+        raise RuntimeError("queue_callback can only be called during a backward pass")
+    queue.append(callback)
+
+
 def run_backward(root, grad, retain_graph: bool) -> None:
-    """Accumulate d(root)/d(leaf) · ``grad`` into the ``.grad`` of every leaf below ``root``."""
+    """Accumulate d(root)/d(leaf) · ``grad`` into the ``.grad`` of every leaf below ``root``,
+    then run the callbacks queued during the walk."""
+    outer = getattr(_mode, "callbacks", None) is None
+    if outer:
+        _mode.callbacks = []
+    try:
+        _walk(root, grad, retain_graph)
+        if outer:
+            while _mode.callbacks:
+                _mode.callbacks.pop(0)()
+    finally:
+        if outer:
+            _mode.callbacks = None
+
+
+def _walk(root, grad, retain_graph: bool) -> None:
     pending = {id(root): grad}
     # how many holders each array has been given to: a leaf may keep an array without a copy
     # only if nothing else (the caller, another tensor, another leaf) holds it too

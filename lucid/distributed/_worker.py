@@ -44,7 +44,7 @@ def main() -> None:
     except BaseException as error:  # noqa: BLE001 - report any failure as Python would, then the status
         # the traceback from the script down, as ``python SCRIPT`` prints it (not this module's frames)
         tb = error.__traceback__
-        while tb is not None and tb.tb_frame.f_code.co_filename != os.path.abspath(script):
+        while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != os.path.abspath(script):
             tb = tb.tb_next
         traceback.print_exception(type(error), error, tb or error.__traceback__)
         status = 1

@@ -1,0 +1,312 @@
+"""Checks that run on every process of a launched job (tests/test_distributed.py starts them).
+
+    python -m lucid.distributed.run --nproc 2 tests/distributed_checks.py [CHECK ...]
+
+Each check compares what the processes compute together with what one process computes
+alone on the whole batch, and raises AssertionError on any process where they differ;
+rank 0 prints ``PASS <check>`` after each. Batching the checks into one job per world size
+keeps the start-up cost (importing, connecting) to one per world size.
+"""
+
+import sys
+import time
+
+import numpy as np
+
+import lucid
+import lucid.distributed as dist
+import lucid.nn.functional as F
+from lucid import nn, optim
+from lucid.distributed.optim import ZeroRedundancyOptimizer
+from lucid.nn.parallel import DistributedDataParallel as DDP
+from tolerances import PARITY
+
+BATCH = 16  # divisible by every world size tested (2 and 4)
+CONFIGS = [("cpu", lucid.float64), ("cpu", lucid.float32)] + (
+    [("gpu", lucid.float32)] if lucid.is_available("gpu") else [])
+CHECKS = {}
+
+
+def check(fn):
+    CHECKS[fn.__name__] = fn
+    return fn
+
+
+def rank():
+    return dist.get_rank()
+
+
+def world():
+    return dist.get_world_size()
+
+
+def close(actual, expected, what):
+    rtol, atol = PARITY[expected.dtype.name]
+    np.testing.assert_allclose(actual.detach().cpu().numpy(), expected.detach().cpu().numpy(),
+                               rtol=rtol, atol=atol, err_msg=f"{what} on rank {rank()}")
+
+
+def same_bits(actual, expected, what):
+    a, e = actual.detach().cpu().numpy(), expected.detach().cpu().numpy()
+    assert a.dtype == e.dtype and np.array_equal(a.view(np.uint8), e.view(np.uint8)), f"{what} on rank {rank()}"
+
+
+def mlp(seed, device, dtype):
+    lucid.manual_seed(seed)
+    return nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3), nn.Tanh(), nn.Linear(3, 1)).to(device, dtype)
+
+
+def data(device, dtype):
+    lucid.manual_seed(100)
+    x = lucid.randn(BATCH, 4, dtype=dtype, device=device)
+    return x, (x.sum(dim=1, keepdim=True) * 0.5).tanh()
+
+
+def local_slice(t):
+    part = BATCH // world()
+    return t[rank() * part:(rank() + 1) * part]
+
+
+# --- collectives ------------------------------------------------------------------------
+@check
+def collectives():
+    r, n = rank(), world()
+    for device, dtype in CONFIGS:
+        base = lucid.tensor([0.1, -2.0, 3.0], dtype=dtype, device=device)
+        t = base * (r + 1)
+        dist.all_reduce(t)
+        host = base.cpu().numpy()
+        want = host * 0
+        for k in range(n):
+            want = want + host * (k + 1)
+        close(t, lucid.tensor(want, dtype=dtype), f"all_reduce SUM {device} {dtype}")
+        for op, fold in ((dist.ReduceOp.MAX, np.maximum), (dist.ReduceOp.MIN, np.minimum)):
+            t = base * (r + 1)
+            dist.all_reduce(t, op=op)
+            want = host * 1
+            for k in range(1, n):
+                want = fold(want, host * (k + 1))
+            same_bits(t, lucid.tensor(want, dtype=dtype), f"all_reduce {op.name} {device} {dtype}")
+        t = base * (r + 1)
+        dist.all_reduce(t, op=dist.ReduceOp.AVG)
+        want = host * 0
+        for k in range(n):
+            want = want + host * (k + 1) / np.asarray(n, dtype=host.dtype)
+        close(t, lucid.tensor(want, dtype=dtype), f"all_reduce AVG {device} {dtype}")
+        # all_gather and broadcast move bits: -0.0 and every rank's values exactly
+        mine = lucid.tensor([float(r), -0.0], dtype=dtype, device=device) / 3
+        out = [lucid.zeros(2, dtype=dtype, device=device) for _ in range(n)]
+        dist.all_gather(out, mine)
+        for k in range(n):
+            same_bits(out[k], lucid.tensor([float(k), -0.0], dtype=dtype, device=device) / 3, "all_gather")
+        t = lucid.tensor([float(r), -0.0], dtype=dtype, device=device) / 7
+        dist.broadcast(t, src=n - 1)
+        same_bits(t, lucid.tensor([float(n - 1), -0.0], dtype=dtype, device=device) / 7, "broadcast")
+    counts = lucid.tensor([r, 1])
+    dist.all_reduce(counts)
+    assert counts.tolist() == [n * (n - 1) // 2, n], counts
+    objects = [None] * n
+    dist.all_gather_object(objects, {"rank": r})
+    assert objects == [{"rank": k} for k in range(n)], objects
+    box = [f"from {r}"]
+    dist.broadcast_object_list(box, src=1)
+    assert box == ["from 1"], box
+    dist.barrier()
+
+
+# --- DistributedDataParallel --------------------------------------------------------------
+def train(model, optimizer, x, y, steps):
+    for _ in range(steps):
+        optimizer.zero_grad()
+        F.mse_loss(model(x), y).backward()
+        optimizer.step()
+
+
+@check
+def ddp_matches_one_process():
+    makers = {
+        "SGD-momentum": lambda params: optim.SGD(params, lr=0.1, momentum=0.9),
+        "Adam": lambda params: optim.Adam(params, lr=0.01),
+    }
+    for device, dtype in CONFIGS:
+        x, y = data(device, dtype)
+        for name, make in makers.items():
+            reference = mlp(0, device, dtype)
+            train(reference, make(reference.parameters()), x, y, steps=3)
+            model = DDP(mlp(rank(), device, dtype))  # rank 0's initial values reach every process
+            train(model, make(model.parameters()), local_slice(x), local_slice(y), steps=3)
+            for (pname, p), q in zip(model.module.named_parameters(), reference.parameters()):
+                close(p, q, f"DDP {name} {device} {dtype} {pname}")
+
+
+@check
+def ddp_no_sync_accumulates():
+    device, dtype = "cpu", lucid.float64
+    x, y = data(device, dtype)
+    half = BATCH // 2
+    reference = mlp(0, device, dtype)
+    for part in (slice(0, half), slice(half, BATCH)):
+        F.mse_loss(reference(x[part]), y[part]).backward()
+    model = DDP(mlp(0, device, dtype))
+    xs = [x[:half], x[half:]]
+    ys = [y[:half], y[half:]]
+    part = half // world()
+    mine = slice(rank() * part, (rank() + 1) * part)
+    with model.no_sync():
+        F.mse_loss(model(xs[0][mine]), ys[0][mine]).backward()
+    local = model.module[0].weight.grad.clone()
+    gathered = [lucid.zeros_like(local) for _ in range(world())]
+    dist.all_gather(gathered, local)
+    assert any(not np.array_equal(g.numpy(), local.numpy()) for g in gathered), "no_sync reduced the gradients"
+    F.mse_loss(model(xs[1][mine]), ys[1][mine]).backward()
+    for p, q in zip(model.module.parameters(), reference.parameters()):
+        close(p.grad, q.grad, "no_sync then a synced backward")
+
+
+@check
+def ddp_refuses_different_shapes():
+    width = 4 if rank() == 0 else 5
+    try:
+        DDP(nn.Linear(width, 2))
+    except RuntimeError as error:
+        assert "same model" in str(error) and "'weight'" in str(error), error
+    else:
+        raise AssertionError("DDP accepted modules of different shapes")
+
+
+@check
+def ddp_sparse_embedding():
+    for device, dtype in CONFIGS:
+        rows = np.random.default_rng(7).integers(0, 20, size=BATCH)
+        idx = lucid.tensor(rows.tolist(), device=device)
+        lucid.manual_seed(5)
+        target = lucid.randn(BATCH, 3, dtype=dtype, device=device)
+
+        def table(seed):
+            lucid.manual_seed(seed)
+            return nn.Embedding(20, 3, sparse=True).to(device, dtype)
+
+        reference = table(0)
+        opt = optim.SparseAdam(reference.parameters(), lr=0.1)
+        model = DDP(table(rank()))
+        zopt = optim.SparseAdam(model.parameters(), lr=0.1)
+        for _ in range(3):
+            opt.zero_grad()
+            F.mse_loss(reference(idx), target).backward()
+            opt.step()
+            zopt.zero_grad()
+            F.mse_loss(model(local_slice(idx)), local_slice(target)).backward()
+            grad = model.module.weight.grad
+            assert grad.is_sparse and grad.is_coalesced(), "the reduced gradient must stay row-sparse"
+            zopt.step()
+        close(model.module.weight, reference.weight, f"sparse embedding {device} {dtype}")
+
+
+# --- ZeroRedundancyOptimizer ----------------------------------------------------------------
+def zero_run(optimizer_class, scheduler=None, steps=6, **defaults):
+    """A ZeRO run and an unsharded one on the same full batch: both models and optimizers."""
+    device, dtype = "cpu", lucid.float64
+    x, y = data(device, dtype)
+    reference = mlp(0, device, dtype)
+    single = optimizer_class(reference.parameters(), **defaults)
+    model = mlp(0, device, dtype)
+    zero = ZeroRedundancyOptimizer(model.parameters(), optimizer_class, **defaults)
+    schedulers = [scheduler(single), scheduler(zero)] if scheduler else []
+    for _ in range(steps):
+        for m, o in ((reference, single), (model, zero)):
+            o.zero_grad()
+            F.mse_loss(m(x), y).backward()
+            o.step()
+        for s in schedulers:
+            s.step()
+    for p, q in zip(model.parameters(), reference.parameters()):
+        same_bits(p, q, f"ZeRO {optimizer_class.__name__} parameters")
+    return x, y, reference, single, model, zero, schedulers
+
+
+def equal_state_dicts(actual, expected, what):
+    assert actual["param_groups"] == expected["param_groups"], (what, actual["param_groups"], expected["param_groups"])
+    assert sorted(actual["state"]) == sorted(expected["state"]), what
+    for index, state in expected["state"].items():
+        assert sorted(actual["state"][index]) == sorted(state), what
+        for key, value in state.items():
+            if isinstance(value, lucid.Tensor):
+                same_bits(actual["state"][index][key], value, f"{what} state {index} {key}")
+            else:
+                assert actual["state"][index][key] == value, (what, index, key)
+
+
+@check
+def zero_adam_shards_state():
+    *_, model, zero, _ = zero_run(optim.Adam, lr=0.01)
+    params = list(model.parameters())
+    mine = [p for g in zero.optim.param_groups for p in g["params"]]
+    # only this process's shard has state, and the shards cover every parameter once
+    assert len(zero.optim.state) == len(mine)
+    owners = [0] * len(params)
+    for k in range(world()):
+        for p in [p for g in zero._partition()[k] for p in g["params"]]:
+            owners[[id(q) for q in params].index(id(p))] += 1
+    assert owners == [1] * len(params), owners
+
+
+@check
+def zero_adamw_scheduler_state_dict_resume():
+    def cosine(o):
+        return optim.lr_scheduler.CosineAnnealingLR(o, T_max=8)
+
+    x, y, reference, single, model, zero, (ref_sched, zero_sched) = zero_run(
+        optim.AdamW, scheduler=cosine, lr=0.05, weight_decay=0.1)
+    snapshot = single.state_dict()
+    zero.consolidate_state_dict(to=0)
+    if rank() == 0:
+        consolidated = zero.state_dict()
+        equal_state_dicts(consolidated, single.state_dict(), "consolidated ZeRO state dict")
+        # resume in one process from the consolidated dict: bit for bit the unsharded run
+        resumed = mlp(0, "cpu", lucid.float64)
+        for p, q in zip(resumed.parameters(), model.parameters()):
+            p.data = q.detach().clone()
+        opt = optim.AdamW(resumed.parameters(), lr=0.05, weight_decay=0.1)
+        opt.load_state_dict(consolidated)
+        sched = cosine(opt)
+        sched.load_state_dict(zero_sched.state_dict())
+        for m, o, s in ((reference, single, ref_sched), (resumed, opt, sched)):
+            for _ in range(3):
+                o.zero_grad()
+                F.mse_loss(m(x), y).backward()
+                o.step()
+                s.step()
+        for p, q in zip(resumed.parameters(), reference.parameters()):
+            same_bits(p, q, "resumed from the consolidated state dict")
+    else:
+        try:
+            zero.state_dict()
+        except RuntimeError as error:
+            assert "has not been consolidated" in str(error)
+        else:
+            raise AssertionError("state_dict() on a rank that was not consolidated to")
+    # an unsharded state dict loads into a ZeRO optimizer on every process
+    fresh = mlp(0, "cpu", lucid.float64)
+    for p, q in zip(fresh.parameters(), model.parameters()):
+        p.data = q.detach().clone()
+    loaded = ZeroRedundancyOptimizer(fresh.parameters(), optim.AdamW, lr=0.5)
+    loaded.load_state_dict(snapshot)
+    assert loaded.param_groups[0]["lr"] == snapshot["param_groups"][0]["lr"]
+    loaded.consolidate_state_dict(to=world() - 1)
+    if rank() == world() - 1:
+        equal_state_dicts(loaded.state_dict(), snapshot, "ZeRO loaded from an unsharded dict")
+
+
+def main(names):
+    dist.init_process_group("ring", timeout=60)
+    for name in names or list(CHECKS):
+        start = time.perf_counter()
+        CHECKS[name]()
+        dist.barrier()
+        if rank() == 0:
+            print(f"PASS {name} (world size {world()}) in {time.perf_counter() - start:.1f} s", flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,335 @@
+"""lucid.distributed, DistributedDataParallel and ZeroRedundancyOptimizer.
+
+The multi-process tests start real processes on 127.0.0.1 (MLX's ring backend), each run
+bounded in time: one job per world size runs every check of tests/distributed_checks.py,
+so that start-up is paid once per world size. The failure tests start processes by hand
+(MLX_RANK and MLX_HOSTFILE, as mlx.launch sets them) to see each process's own error.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+import lucid
+import lucid.distributed as dist
+from lucid import nn, optim
+from lucid.distributed import run as launcher
+from lucid.distributed.optim import ZeroRedundancyOptimizer
+from lucid.nn.parallel import DistributedDataParallel as DDP
+
+pytest.importorskip("mlx.core")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CHECKS = os.path.join(ROOT, "tests", "distributed_checks.py")
+BOUND = 60  # seconds: a failure must end every process within it
+
+
+def _env(tmp):
+    env = dict(os.environ, TMPDIR=str(tmp), PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("MLX_RANK", None)
+    env.pop("MLX_HOSTFILE", None)
+    return env
+
+
+def _launch(tmp_path, *args, timeout=240):
+    """Run the launcher; returns (exit status, output, seconds). TMPDIR is a fresh directory."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "lucid.distributed.run", *args], cwd=ROOT, env=_env(tmp),
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+    elapsed = time.monotonic() - start
+    assert list(tmp.iterdir()) == [], "the launcher left files in TMPDIR"
+    return done.returncode, done.stdout + done.stderr, elapsed
+
+
+@pytest.fixture(autouse=True)
+def _no_group_left():
+    yield
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
+
+# --- several processes ----------------------------------------------------------------------
+def _check_names():
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    try:
+        import distributed_checks
+    finally:
+        sys.path.pop(0)
+    return list(distributed_checks.CHECKS)
+
+
+@pytest.mark.parametrize("nproc", [2, 4])
+def test_processes_train_as_one(tmp_path, nproc):
+    # the sparse embedding on 2 processes only (the issue's case): each job is one start-up
+    names = [n for n in _check_names() if nproc == 2 or n != "ddp_sparse_embedding"]
+    status, output, _ = _launch(tmp_path, "--nproc", str(nproc), CHECKS, *names)
+    assert status == 0, output
+    for name in names:
+        assert f"PASS {name} (world size {nproc})" in output, output
+
+
+def _script(tmp_path, body):
+    path = tmp_path / "job.py"
+    path.write_text(textwrap.dedent(body))
+    return str(path)
+
+
+def test_launcher_fails_when_a_rank_raises(tmp_path):
+    script = _script(tmp_path, """
+        import lucid, lucid.distributed as dist
+        dist.init_process_group("ring")
+        t = lucid.ones(3)
+        dist.all_reduce(t)
+        if dist.get_rank() == 1:
+            raise ValueError("rank 1 fails on purpose")
+        for _ in range(1000):
+            dist.all_reduce(t)
+    """)
+    status, output, elapsed = _launch(tmp_path, "--nproc", "2", script, timeout=BOUND + 30)
+    assert status == 1, output
+    assert "ValueError: rank 1 fails on purpose" in output
+    assert "rank 1 exited with status 1" in output
+    assert elapsed < BOUND
+
+
+def test_launcher_passes_arguments_and_status(tmp_path):
+    script = _script(tmp_path, """
+        import sys, lucid.distributed as dist
+        dist.init_process_group("ring")
+        print("rank", dist.get_rank(), "of", dist.get_world_size(), "args", sys.argv[1:], flush=True)
+        dist.barrier()
+        sys.exit(3 if dist.get_rank() == 0 else 0)
+    """)
+    status, output, _ = _launch(tmp_path, "--nproc", "2", script, "--flag", "x")
+    assert "rank 0 of 2 args ['--flag', 'x']" in output and "rank 1 of 2 args ['--flag', 'x']" in output
+    assert status == 3 and "rank 0 exited with status 3" in output
+
+
+def test_launcher_one_process(tmp_path):
+    script = _script(tmp_path, """
+        import lucid, lucid.distributed as dist
+        dist.init_process_group("ring")
+        t = lucid.tensor([2.0])
+        dist.all_reduce(t)
+        print("world", dist.get_world_size(), t.item(), flush=True)
+    """)
+    status, output, _ = _launch(tmp_path, "--nproc", "1", script)
+    assert status == 0 and "world 1 2.0" in output, output
+
+
+def _by_hand(tmp_path, body, timeout_s):
+    """Start two processes of ``body`` with a hostfile of our own; returns both Popen objects."""
+    script = _script(tmp_path, body)
+    port = launcher.free_ports(2)
+    hostfile = tmp_path / "hosts.json"
+    hostfile.write_text(json.dumps([[f"127.0.0.1:{port}"], [f"127.0.0.1:{port + 1}"]]))
+    env = _env(tmp_path)
+    env.update(MLX_HOSTFILE=str(hostfile), LUCID_TEST_TIMEOUT=str(timeout_s))
+    return [subprocess.Popen([sys.executable, script], env=dict(env, MLX_RANK=str(rank)), cwd=ROOT,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for rank in (0, 1)]
+
+
+def _finish(process, timeout):
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        pytest.fail(f"a process did not end within {timeout} s: {out}{err}")
+    return process.returncode, out + err
+
+
+def test_a_killed_rank_makes_the_others_raise(tmp_path):
+    survivor, victim = _by_hand(tmp_path, """
+        import os, signal, lucid, lucid.distributed as dist
+        dist.init_process_group("ring")
+        t = lucid.ones(1000)
+        dist.all_reduce(t)
+        if dist.get_rank() == 1:
+            os.kill(os.getpid(), signal.SIGKILL)
+        for _ in range(100000):
+            dist.all_reduce(t)
+    """, 60)
+    start = time.monotonic()
+    status, output = _finish(survivor, BOUND)
+    assert time.monotonic() - start < BOUND
+    victim.wait(timeout=BOUND)
+    assert status == 1, output
+    assert "lucid.distributed.DistBackendError: all_reduce failed on rank 0 of 2" in output, output
+    assert "Another process of the job has died or raised" in output
+
+
+def test_the_watchdog_ends_a_wait_for_a_stuck_peer(tmp_path):
+    waiting, stuck = _by_hand(tmp_path, """
+        import os, time, lucid, lucid.distributed as dist
+        dist.init_process_group("ring", timeout=float(os.environ["LUCID_TEST_TIMEOUT"]))
+        if dist.get_rank() == 1:
+            time.sleep(30)  # alive, but never joins the collective
+        dist.all_reduce(lucid.ones(3))
+    """, 2)
+    start = time.monotonic()
+    status, output = _finish(waiting, BOUND)
+    elapsed = time.monotonic() - start
+    stuck.kill()
+    stuck.communicate()
+    assert status == 1, output
+    assert "all_reduce on rank 0 of 2 waited more than 2 s" in output, output
+    assert elapsed < 30
+
+
+def test_init_ends_when_a_peer_never_comes(tmp_path):
+    alone, absent = _by_hand(tmp_path, """
+        import os, sys, lucid.distributed as dist
+        if os.environ["MLX_RANK"] == "1":
+            sys.exit(0)  # never joins
+        dist.init_process_group("ring", timeout=float(os.environ["LUCID_TEST_TIMEOUT"]))
+    """, 2)
+    status, output = _finish(alone, BOUND)
+    absent.communicate(timeout=BOUND)
+    assert status == 1, output
+    assert "Timeout (0:00:02)!" in output and "init_process_group" in output, output
+
+
+# --- one process: the API and its errors ----------------------------------------------------
+def test_not_initialised_raises():
+    assert not dist.is_initialized()
+    for call in (dist.get_rank, dist.get_world_size, dist.barrier, lambda: dist.all_reduce(lucid.ones(1)),
+                 lambda: DDP(nn.Linear(2, 1)), lambda: ZeroRedundancyOptimizer([nn.Parameter(lucid.ones(1))], optim.SGD, lr=1)):
+        with pytest.raises(ValueError, match="Default process group has not been initialized"):
+            call()
+
+
+def test_init_checks_its_arguments(monkeypatch):
+    monkeypatch.delenv("MLX_RANK", raising=False)
+    monkeypatch.delenv("MLX_HOSTFILE", raising=False)
+    with pytest.raises(ValueError, match="backend must be one of 'ring', 'mpi', 'any'"):
+        dist.init_process_group("nccl2")
+    with pytest.raises(ValueError, match="timeout must be a positive"):
+        dist.init_process_group("any", timeout=0)
+    with pytest.raises(RuntimeError, match="needs MLX_RANK and MLX_HOSTFILE.*lucid.distributed.run"):
+        dist.init_process_group("ring")
+    assert not dist.is_initialized()
+    with pytest.raises(ValueError, match="world_size=2, but the launcher started 1"):
+        dist.init_process_group("any", world_size=2)
+    dist.init_process_group("any", world_size=1, rank=0)
+    with pytest.raises(ValueError, match="twice"):
+        dist.init_process_group("any")
+
+
+def test_without_mlx_the_error_says_how_to_install(monkeypatch):
+    from lucid._backend import collective
+
+    monkeypatch.setattr(collective, "mx", None)
+    assert not dist.is_available()
+    with pytest.raises(RuntimeError, match=r"needs|MLX is not installed: pip install 'lucid\[mlx\]'"):
+        dist.init_process_group("any")
+
+
+def test_collective_arguments_are_checked():
+    dist.init_process_group("any")
+    with pytest.raises(TypeError, match="must be a lucid Tensor"):
+        dist.all_reduce([1.0])
+    with pytest.raises(TypeError, match="ReduceOp.AVG needs floating-point"):
+        dist.all_reduce(lucid.tensor([1, 2]), op=dist.ReduceOp.AVG)
+    with pytest.raises(TypeError, match="op must be a lucid.distributed.ReduceOp"):
+        dist.all_reduce(lucid.ones(1), op="sum")
+    with pytest.raises(TypeError, match="dense Tensor"):
+        dist.all_reduce(lucid.sparse_coo_tensor([[0]], [[1.0]], (2, 1)))
+    with pytest.raises(ValueError, match="world_size=1 tensors"):
+        dist.all_gather([lucid.ones(1), lucid.ones(1)], lucid.ones(1))
+    with pytest.raises(ValueError, match="tensor_list\\[0\\] must have tensor's shape"):
+        dist.all_gather([lucid.ones(2)], lucid.ones(1))
+    with pytest.raises(ValueError, match="src must be a rank from 0 to 0"):
+        dist.broadcast(lucid.ones(1), src=1)
+    with pytest.raises(ValueError, match="one process group"):
+        dist.barrier(group=object())
+    work = dist.all_reduce(lucid.ones(1), async_op=True)
+    assert work.wait() and work.is_completed()
+
+
+def test_all_reduce_writes_in_place_on_both_devices(device):
+    dist.init_process_group("any")
+    for dtype in (lucid.float32, lucid.float64, lucid.int64):
+        w = nn.Parameter(lucid.tensor([1.0, -2.0], device=device).to(dtype)) if dtype.is_floating_point else None
+        t = lucid.tensor([3, -4], device=device).to(dtype)
+        before = t._version
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        assert t.tolist() == [3, -4] and t.dtype is dtype and t.device == device and t._version == before + 1
+        if w is not None:  # a parameter that requires grad is written too, as in torch
+            dist.broadcast(w, src=0)
+            assert w.requires_grad and w.tolist() == [1.0, -2.0]
+
+
+def test_ddp_in_one_process_leaves_gradients_as_they_are():
+    dist.init_process_group("any")
+    lucid.manual_seed(0)
+    plain = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+    model = DDP(plain, bucket_cap_mb=1e-5)  # a bucket per parameter
+    assert model.module is plain and list(model.state_dict())[0] == "module.0.weight"
+    x = lucid.randn(5, 3)
+    (model(x) ** 2).sum().backward()
+    grads = [p.grad.clone() for p in plain.parameters()]
+    for p in plain.parameters():
+        p.grad = None
+    (plain(x) ** 2).sum().backward()
+    for g, p in zip(grads, plain.parameters()):
+        assert g.tolist() == p.grad.tolist()
+    assert len(model._buckets) == 4
+
+
+def test_ddp_checks_its_arguments():
+    dist.init_process_group("any")
+    with pytest.raises(TypeError, match="wraps a lucid.nn.Module"):
+        DDP(lambda x: x)
+    with pytest.raises(ValueError, match="device_ids must be None"):
+        DDP(nn.Linear(2, 1), device_ids=[0])
+    with pytest.raises(ValueError, match="bucket_cap_mb must be a positive number"):
+        DDP(nn.Linear(2, 1), bucket_cap_mb=0)
+    frozen = nn.Linear(2, 1).requires_grad_(False)
+    with pytest.raises(RuntimeError, match="doesn't have any parameter that requires a gradient"):
+        DDP(frozen)
+
+
+def test_zero_checks_its_arguments():
+    dist.init_process_group("any")
+    w = nn.Parameter(lucid.ones(2))
+    with pytest.raises(TypeError, match="optimizer_class must be a lucid.optim.Optimizer subclass"):
+        ZeroRedundancyOptimizer([w], object, lr=0.1)
+    with pytest.raises(ValueError, match="overlap_with_ddp=True is not supported"):
+        ZeroRedundancyOptimizer([w], optim.SGD, overlap_with_ddp=True, lr=0.1)
+    zero = ZeroRedundancyOptimizer([w], optim.Adam, lr=0.1)
+    with pytest.raises(RuntimeError, match="has not been consolidated on this rank"):
+        zero.state_dict()
+    w.sum().backward()
+    zero.step()
+    before = zero.optim.state_dict()
+    bad = optim.Adam([w], lr=0.1).state_dict()
+    bad["state"] = {0: {"step": 1, "exp_avg": lucid.ones(3), "exp_avg_sq": lucid.ones(3)}}
+    with pytest.raises(ValueError, match="refused on rank 0.*shape"):
+        zero.load_state_dict(bad)
+    after = zero.optim.state_dict()
+    assert after["state"][0]["exp_avg"].tolist() == before["state"][0]["exp_avg"].tolist()
+    assert after["state"][0]["step"] == 1
+
+
+def test_zero_partition_is_torchs_greedy_by_size(monkeypatch):
+    dist.init_process_group("any")
+    params = [nn.Parameter(lucid.zeros(n)) for n in (3, 10, 1, 7, 5)]
+    zero = ZeroRedundancyOptimizer(params, optim.SGD, lr=0.1)
+    monkeypatch.setattr(zero, "world_size", 2)
+    zero._partition_cache = None
+    sizes = [[p.numel() for g in groups for p in g["params"]] for groups in zero._partition()]
+    assert sizes == [[10, 3], [7, 5, 1]]  # largest first, each to the rank with fewer elements
+
+
+def test_free_ports_are_consecutive_and_free():
+    start = launcher.free_ports(4)
+    assert all(launcher._port_free(start + i) for i in range(4))
