@@ -31,8 +31,8 @@ BOUND = 60  # seconds: a failure must end every process within it
 
 def _env(tmp):
     env = dict(os.environ, TMPDIR=str(tmp), PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    env.pop("MLX_RANK", None)
-    env.pop("MLX_HOSTFILE", None)
+    for name in ("MLX_RANK", "MLX_HOSTFILE", "OMP_NUM_THREADS"):
+        env.pop(name, None)
     return env
 
 
@@ -101,14 +101,16 @@ def test_launcher_fails_when_a_rank_raises(tmp_path):
 
 def test_launcher_passes_arguments_and_status(tmp_path):
     script = _script(tmp_path, """
-        import sys, lucid.distributed as dist
+        import os, sys, lucid.distributed as dist
         dist.init_process_group("ring")
-        print("rank", dist.get_rank(), "of", dist.get_world_size(), "args", sys.argv[1:], flush=True)
+        print("rank", dist.get_rank(), "of", dist.get_world_size(), "args", sys.argv[1:],
+              "threads", os.environ.get("OMP_NUM_THREADS"), flush=True)
         dist.barrier()
         sys.exit(3 if dist.get_rank() == 0 else 0)
     """)
     status, output, _ = _launch(tmp_path, "--nproc", "2", script, "--flag", "x")
-    assert "rank 0 of 2 args ['--flag', 'x']" in output and "rank 1 of 2 args ['--flag', 'x']" in output
+    for rank in (0, 1):  # the script's arguments, and one BLAS thread per process (as torchrun)
+        assert f"rank {rank} of 2 args ['--flag', 'x'] threads 1" in output, output
     assert status == 3 and "rank 0 exited with status 3" in output
 
 
@@ -333,3 +335,53 @@ def test_zero_partition_is_torchs_greedy_by_size(monkeypatch):
 def test_free_ports_are_consecutive_and_free():
     start = launcher.free_ports(4)
     assert all(launcher._port_free(start + i) for i in range(4))
+
+
+def test_the_example_learns_on_two_processes(tmp_path):
+    example = os.path.join(ROOT, "examples", "train_distributed.py")
+    status, output, _ = _launch(tmp_path, "--nproc", "2", example, "--steps", "100")
+    assert status == 0, output
+    lines = [line for line in output.splitlines() if line.startswith(("step", "done"))]
+    first, last = lines[0].split(), lines[-2].split()
+    assert float(last[3]) < float(first[3]) / 2 and float(last[5]) > 0.9, output
+    assert lines[-1] == "done on 2 processes: rank 0 kept moments for 1 of 4 parameters; consolidated 4", output
+
+
+def test_queue_callback_runs_once_the_gradients_are_in():
+    from lucid._autograd import queue_callback, record
+
+    w = nn.Parameter(lucid.tensor([1.0, 2.0]))
+    seen = []
+
+    def backward(grad):
+        queue_callback(lambda: seen.append(w.grad.tolist()))
+        return (grad,)
+
+    out = record((w * 3).detach(), "Probe", (w * 3,), backward)
+    (out * out).sum().backward()
+    assert seen == [[18.0, 36.0]]  # the leaf's gradient was complete when the callback ran
+    with pytest.raises(RuntimeError, match="only be called during a backward pass"):
+        queue_callback(lambda: None)
+
+
+def _public(obj):
+    for name in sorted(vars(obj)):
+        if not name.startswith("_") and callable(getattr(obj, name)):
+            yield name, getattr(obj, name)
+
+
+@pytest.mark.parametrize("name", dist.__all__)
+def test_every_public_name_has_examples(name):
+    import inspect
+    import re
+
+    examples = re.compile(r"^Examples\n-{8,}\n(?:(?!>>> ).*\n)*?>>> ", re.MULTILINE)
+    obj = getattr(dist, name)
+    if not (inspect.isfunction(obj) or inspect.isclass(obj)):
+        return  # default_pg_timeout, a value
+    members = [(name, obj)]
+    if name == "init_process_group":  # the two classes that live elsewhere, once
+        members += [("DDP", DDP), ("ZeRO", ZeroRedundancyOptimizer)]
+        members += [(f"DDP.{n}", m) for n, m in _public(DDP)] + [(f"ZeRO.{n}", m) for n, m in _public(ZeroRedundancyOptimizer)]
+    for label, member in members:
+        assert examples.search(inspect.getdoc(member) or ""), f"{label} has no Examples section"

@@ -538,7 +538,7 @@ def broadcast_object_list(object_list, src: int = 0, group=None) -> None:
     object_list[:] = pickle.loads(payloads[src])
 
 
-def exchange_shards(shards) -> None:
+def _exchange_shards(shards) -> None:
     """Every process's values of its shard ``shards[rank]``, to every process (bit for bit).
 
     For :class:`~lucid.distributed.optim.ZeroRedundancyOptimizer`: ``shards[r]`` lists the
@@ -547,13 +547,13 @@ def exchange_shards(shards) -> None:
     _collective("exchange_shards", _wire.exchange_shards, shards)
 
 
-def broadcast_coalesced(tensors, src: int = 0) -> None:
+def _broadcast_coalesced(tensors, src: int = 0) -> None:
     """:func:`broadcast` of several tensors (any dtypes and devices) as one collective."""
     _check_src(src, "src")
     _collective("broadcast", _wire.broadcast, list(tensors), src)
 
 
-def all_gather_rows(tensor, lengths) -> list:
+def _all_gather_rows(tensor, lengths) -> list:
     """Every process's ``tensor``, ``lengths[r]`` rows long on process ``r``, as Tensors."""
     arrays = _collective("all_gather", _wire.all_gather_rows, tensor, list(lengths))
     return [Tensor(a, dtype=tensor.dtype, device=tensor.device) for a in arrays]

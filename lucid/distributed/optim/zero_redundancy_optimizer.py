@@ -171,7 +171,7 @@ class ZeroRedundancyOptimizer(Optimizer):
         loss = self.optim.step() if closure is None else self.optim.step(closure)
         _sync_param_groups(self.optim.param_groups, self.param_groups)
         with no_grad():
-            collectives.exchange_shards(self._shards())
+            collectives._exchange_shards(self._shards())
         return loss
 
     # --- saving and loading -----------------------------------------------------------
@@ -212,11 +212,21 @@ class ZeroRedundancyOptimizer(Optimizer):
 
         Examples
         --------
-        See :meth:`consolidate_state_dict`.
-
+        >>> import lucid
+        >>> import lucid.distributed as dist
+        >>> from lucid import nn, optim
         >>> from lucid.distributed.optim import ZeroRedundancyOptimizer
-        >>> ZeroRedundancyOptimizer.state_dict.__name__
-        'state_dict'
+        >>> dist.init_process_group("any")
+        >>> a, b = nn.Parameter(lucid.ones(3)), nn.Parameter(lucid.ones(2))
+        >>> zero = ZeroRedundancyOptimizer([{"params": [a]}, {"params": [b], "lr": 0.5}], optim.SGD,
+        ...                                lr=0.1, momentum=0.9)
+        >>> (a.sum() + b.sum()).backward()
+        >>> zero.step()
+        >>> zero.consolidate_state_dict(to=0)
+        >>> sd = zero.state_dict()
+        >>> sorted(sd["state"]), [g["params"] for g in sd["param_groups"]], [g["lr"] for g in sd["param_groups"]]
+        ([0, 1], [[0], [1]], [0.1, 0.5])
+        >>> dist.destroy_process_group()
         """
         if not self._all_state_dicts:
             raise RuntimeError(

@@ -128,7 +128,7 @@ class DistributedDataParallel(Module):
             )
         self._check_same_module()
         with no_grad():
-            collectives.broadcast_coalesced(list(module.parameters()) + list(module.buffers()), src=0)
+            collectives._broadcast_coalesced(list(module.parameters()) + list(module.buffers()), src=0)
         self._buckets = self._assign_buckets(bucket_cap_mb * 2 ** 20)
         self._queued = False
 
@@ -178,7 +178,7 @@ class DistributedDataParallel(Module):
             buffers = list(self.module.buffers())
             if buffers:
                 with no_grad():
-                    collectives.broadcast_coalesced(buffers, src=0)
+                    collectives._broadcast_coalesced(buffers, src=0)
         output = self.module(*inputs, **kwargs)
         if is_grad_enabled() and self.require_backward_grad_sync:
             output = _map_tensors(output, self._mark)
@@ -275,8 +275,8 @@ class DistributedDataParallel(Module):
         else:
             rows, values = grad.indices()[0], grad.values()
         values = values / self.world_size
-        all_rows = collectives.all_gather_rows(rows, lengths)
-        all_values = collectives.all_gather_rows(values, lengths)
+        all_rows = collectives._all_gather_rows(rows, lengths)
+        all_values = collectives._all_gather_rows(values, lengths)
         param.grad = sparse_coo_tensor(cat(all_rows).reshape(1, -1), cat(all_values), param.shape).coalesce()
 
 
