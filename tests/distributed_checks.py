@@ -203,9 +203,8 @@ def ddp_sparse_embedding():
 
 
 # --- ZeroRedundancyOptimizer ----------------------------------------------------------------
-def zero_run(optimizer_class, scheduler=None, steps=6, **defaults):
+def zero_run(optimizer_class, scheduler=None, steps=6, device="cpu", dtype=lucid.float64, **defaults):
     """A ZeRO run and an unsharded one on the same full batch: both models and optimizers."""
-    device, dtype = "cpu", lucid.float64
     x, y = data(device, dtype)
     reference = mlp(0, device, dtype)
     single = optimizer_class(reference.parameters(), **defaults)
@@ -238,6 +237,8 @@ def equal_state_dicts(actual, expected, what):
 
 @check
 def zero_adam_shards_state():
+    for device, dtype in CONFIGS[1:]:  # float32 on each device (float64: the next check)
+        zero_run(optim.Adam, steps=3, device=device, dtype=dtype, lr=0.01)
     *_, model, zero, _ = zero_run(optim.Adam, lr=0.01)
     params = list(model.parameters())
     mine = [p for g in zero.optim.param_groups for p in g["params"]]

@@ -99,7 +99,7 @@ def test_launcher_fails_when_a_rank_raises(tmp_path):
     assert elapsed < BOUND
 
 
-def test_launcher_passes_arguments_and_status(tmp_path):
+def test_launcher_with_a_hostfile_passes_arguments_and_status(tmp_path):
     script = _script(tmp_path, """
         import os, sys, lucid.distributed as dist
         dist.init_process_group("ring")
@@ -108,7 +108,10 @@ def test_launcher_passes_arguments_and_status(tmp_path):
         dist.barrier()
         sys.exit(3 if dist.get_rank() == 0 else 0)
     """)
-    status, output, _ = _launch(tmp_path, "--nproc", "2", script, "--flag", "x")
+    # a hostfile as for several machines: entries named 127.0.0.1 run here, without ssh
+    hostfile = tmp_path / "hosts.json"
+    hostfile.write_text(json.dumps([{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}] * 2))
+    status, output, _ = _launch(tmp_path, "--hostfile", str(hostfile), script, "--flag", "x")
     for rank in (0, 1):  # the script's arguments, and one BLAS thread per process (as torchrun)
         assert f"rank {rank} of 2 args ['--flag', 'x'] threads 1" in output, output
     assert status == 3 and "rank 0 exited with status 3" in output
