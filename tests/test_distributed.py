@@ -388,3 +388,18 @@ def test_every_public_name_has_examples(name):
         members += [(f"DDP.{n}", m) for n, m in _public(DDP)] + [(f"ZeRO.{n}", m) for n, m in _public(ZeroRedundancyOptimizer)]
     for label, member in members:
         assert examples.search(inspect.getdoc(member) or ""), f"{label} has no Examples section"
+
+
+def test_launcher_kills_what_outlives_a_failure(tmp_path):
+    script = _script(tmp_path, """
+        import signal, time, lucid.distributed as dist
+        dist.init_process_group("ring")
+        if dist.get_rank() == 1:
+            raise SystemExit(4)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # mlx.launch's SIGTERM cannot stop it
+        time.sleep(120)
+    """)
+    status, output, elapsed = _launch(tmp_path, "--nproc", "2", "--grace", "3", script, timeout=BOUND + 30)
+    assert status == 4 and "rank 1 exited with status 4" in output, output
+    assert "still running 3 s after a failure: killing them" in output, output
+    assert elapsed < 30, elapsed

@@ -9,7 +9,7 @@ It runs ``mlx.launch`` (which starts the processes, locally or over ssh, and for
 output) and adds what ``mlx.launch`` leaves out:
 
 - its exit status is non-zero when any process failed (``mlx.launch`` exits 0 whatever
-  happened): the first failing rank's status, or 1 for a rank that was killed;
+  happened): the status of the rank that failed first, or 1 for a rank that was killed;
 - it picks free ports on 127.0.0.1 itself (``--port`` chooses the first one instead);
 - it leaves no files behind: ``mlx.launch`` writes a hostfile and a pid file per process
   into ``$TMPDIR``, so on this machine they go into a private directory, removed at the end;
@@ -111,6 +111,7 @@ class _Ranks:
 
     def __init__(self):
         self.status: dict[int, int] = {}
+        self.failed_first = None  # the rank that reported a failure first: the likely cause
         self.first_failure = None
         self.lock = threading.Lock()
 
@@ -126,6 +127,8 @@ class _Ranks:
             for rank, status in _MARK.findall(text):
                 self.status[int(rank)] = int(status)
                 if int(status) != 0:
+                    if self.failed_first is None:
+                        self.failed_first = int(rank)
                     self.failed()
             if _MLX_FAILURE.search(text):
                 self.failed()
@@ -201,22 +204,24 @@ def main(argv=None) -> int:
             _stop(process, signal.SIGKILL)  # anything of the session still alive
             process.stdin.close()
         shutil.rmtree(private, ignore_errors=True)
-    return _report(ranks.status, nproc)
+    return _report(ranks.status, nproc, ranks.failed_first)
 
 
-def _report(status: dict, nproc: int) -> int:
-    """Say which ranks failed, and the launcher's exit status."""
-    problems, code = [], 0
-    for rank in range(nproc):
+def _report(status: dict, nproc: int, failed_first=None) -> int:
+    """Say which ranks failed (the first to report a failure first); the launcher's exit
+    status: that rank's, or 1 when no rank reported one (a rank was killed)."""
+    problems = []
+    order = ([failed_first] if failed_first is not None else []) + [r for r in range(nproc) if r != failed_first]
+    for rank in order:
         if rank not in status:
             problems.append(f"rank {rank} ended without reporting (killed, or stopped after another failed)")
-            code = code or 1
         elif status[rank] != 0:
             problems.append(f"rank {rank} exited with status {status[rank]}")
-            code = code or (status[rank] if 0 < status[rank] < 256 else 1)
-    if problems:
-        print("lucid.distributed.run: " + "; ".join(problems), file=sys.stderr, flush=True)
-    return code
+    if not problems:
+        return 0
+    print("lucid.distributed.run: " + "; ".join(problems), file=sys.stderr, flush=True)
+    first = status.get(failed_first, 1) if failed_first is not None else 1
+    return first if 0 < first < 256 else 1
 
 
 if __name__ == "__main__":
