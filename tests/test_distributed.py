@@ -200,7 +200,8 @@ def test_init_ends_when_a_peer_never_comes(tmp_path):
     status, output = _finish(alone, BOUND)
     absent.communicate(timeout=BOUND)
     assert status == 1, output
-    assert "Timeout (0:00:02)!" in output and "init_process_group" in output, output
+    assert "Timeout (0:00:02)!" in output and "in connect_to_every_process" in output, output
+    assert "in init_process_group" in output, output
 
 
 # --- one process: the API and its errors ----------------------------------------------------

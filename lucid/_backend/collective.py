@@ -61,8 +61,9 @@ def single_process_env() -> bool:
     return isinstance(hosts, list) and len(hosts) == 1
 
 
-def init(backend: str, strict: bool):
-    """The MLX group of every process of the job (blocks until all have connected)."""
+def connect_to_every_process(backend: str, strict: bool):
+    """The MLX group of every process of the job (blocks until all have connected; the name
+    is what a timeout's stack shows)."""
     require_mlx()
     return mx.distributed.init(strict=strict, backend=backend)
 

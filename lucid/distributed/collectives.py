@@ -161,8 +161,9 @@ def init_process_group(backend=None, *, timeout=None, world_size: int = -1, rank
     -----
     While the processes connect, MLX holds Python's interpreter lock, so no Python code
     can run to stop a wait for a process that never comes: past ``timeout``, Python's
-    ``faulthandler`` prints ``Timeout`` with the stack (ending in ``init_process_group``)
-    and exits with status 1. A world of one process (``--nproc 1``, or ``"any"`` without
+    ``faulthandler`` prints ``Timeout`` with the stack (``connect_to_every_process``,
+    called by ``init_process_group``) and exits with status 1; a
+    ``faulthandler.dump_traceback_later`` of the caller's is cancelled. A world of one process (``--nproc 1``, or ``"any"`` without
     a launcher) makes every collective a copy of the process's own values.
 
     Examples
@@ -206,7 +207,7 @@ def _connect(backend: str, seconds: float):
     """MLX's group, connecting to the peers; past ``seconds`` faulthandler ends the process."""
     faulthandler.dump_traceback_later(seconds, exit=True)
     try:
-        return _wire.init(backend, strict=backend != "any")
+        return _wire.connect_to_every_process(backend, strict=backend != "any")
     except RuntimeError as error:
         if "MLX_RANK" in str(error) or "MLX_HOSTFILE" in str(error):
             raise RuntimeError(
