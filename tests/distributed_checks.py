@@ -8,7 +8,9 @@ rank 0 prints ``PASS <check>`` after each. Batching the checks into one job per 
 keeps the start-up cost (importing, connecting) to one per world size.
 """
 
+import os
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -263,14 +265,22 @@ def zero_adamw_scheduler_state_dict_resume():
     if rank() == 0:
         consolidated = zero.state_dict()
         equal_state_dicts(consolidated, single.state_dict(), "consolidated ZeRO state dict")
-        # resume in one process from the consolidated dict: bit for bit the unsharded run
+        # a checkpoint file of it (lucid.save), resumed in one process: bit for bit the unsharded run
+        handle, path = tempfile.mkstemp(suffix=".safetensors")
+        os.close(handle)
+        try:
+            lucid.save({"model": model.state_dict(), "optimizer": consolidated,
+                        "scheduler": zero_sched.state_dict()}, path)
+            checkpoint = lucid.load(path)
+        finally:
+            os.remove(path)
+        equal_state_dicts(checkpoint["optimizer"], single.state_dict(), "checkpoint of the consolidated state dict")
         resumed = mlp(0, "cpu", lucid.float64)
-        for p, q in zip(resumed.parameters(), model.parameters()):
-            p.data = q.detach().clone()
+        resumed.load_state_dict(checkpoint["model"])
         opt = optim.AdamW(resumed.parameters(), lr=0.05, weight_decay=0.1)
-        opt.load_state_dict(consolidated)
+        opt.load_state_dict(checkpoint["optimizer"])
         sched = cosine(opt)
-        sched.load_state_dict(zero_sched.state_dict())
+        sched.load_state_dict(checkpoint["scheduler"])
         for m, o, s in ((reference, single, ref_sched), (resumed, opt, sched)):
             for _ in range(3):
                 o.zero_grad()

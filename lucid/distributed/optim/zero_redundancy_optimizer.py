@@ -49,7 +49,8 @@ class ZeroRedundancyOptimizer(Optimizer):
     - :meth:`consolidate_state_dict` must run on every process; afterwards
       :meth:`state_dict` on the target process is the state dict the unsharded optimizer
       would have (parameters numbered over all groups, torch's layout), which
-      ``optimizer_class(params, **defaults)`` in a single process loads.
+      :func:`lucid.save` writes and ``optimizer_class(params, **defaults)`` in a single
+      process loads.
       :meth:`load_state_dict` takes such a dict on every process, each keeping its shard.
     - The consolidation gathers every shard on every process for a moment (MLX's
       backends have no gather to one process): it needs the memory of the whole state once.
