@@ -1,6 +1,8 @@
-"""Word embeddings learned from Python's own documentation: skip-gram with negative sampling.
+"""
+Word embeddings learned from Python's own documentation
+=======================================================
 
-The text is the English that ships with every Python: the docstrings of the standard
+Skip-gram with negative sampling, the README's demo. The text is the English that ships with every Python: the docstrings of the standard
 library's modules and the reference topics ``help()`` shows (``pydoc_data``), a few hundred
 thousand words. Each training example is a word and a word near it; the model learns one
 vector per word so that the vectors of words seen together score high and those of random
@@ -129,14 +131,13 @@ def plot_loss(losses, path):
     axes.plot(smooth, color="C0", label=f"mean of {window} steps")
     axes.set(xlabel="step", ylabel="loss", title="skip-gram with negative sampling, SparseAdam")
     axes.legend()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    figure.savefig(path, dpi=120)  # left open: the docs' gallery shows the open figures
 
 
 def main():
     from tqdm import tqdm
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Word embeddings learned from the standard library's docstrings.")
     parser.add_argument("--device", default="cpu", choices=["cpu", "gpu"])
     parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--plot", default="word2vec_loss.png", help="where to write the loss curve")
