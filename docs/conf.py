@@ -92,7 +92,7 @@ html_theme_options = {
     "secondary_sidebar_items": ["page-toc", "sourcelink"],
     "use_edit_page_button": False,
 }
-html_sidebars = {"index": [], "guide/*": ["sidebar-nav-bs"]}
+html_sidebars = {"index": []}
 html_show_sourcelink = False
 html_copy_source = False
 # The search page loads its index locally; nothing else is fetched (see tests/test_docs_browser.py).

@@ -6,7 +6,7 @@ The task is synthetic and learnable: each sequence of token ids belongs to the c
 most of its tokens were drawn from. The model averages the tokens' embeddings and
 classifies the mean with a linear layer.
 
-Usage: python examples/train_embedding.py [--device cpu|gpu] [--steps 300]
+Usage: ``python examples/train_embedding.py [--device cpu|gpu] [--steps 300]``
 """
 
 from __future__ import annotations

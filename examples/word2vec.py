@@ -12,8 +12,8 @@ gradients are row-sparse and :class:`lucid.optim.SparseAdam` updates only those 
 a learning rate given as a schedule value. At the end it prints the nearest neighbours of a
 few words and writes the loss curve to a PNG.
 
-Usage: python examples/word2vec.py [--device cpu|gpu] [--steps 1500] [--plot PATH]
-(needs the ``demo`` extra: ``pip install '.[demo]'``, for tqdm and matplotlib)
+Usage: ``python examples/word2vec.py [--device cpu|gpu] [--steps 1500] [--plot PATH]``
+(it needs the ``demo`` extra, ``pip install '.[demo]'``, for tqdm and matplotlib).
 """
 
 from __future__ import annotations

@@ -252,7 +252,9 @@ def annotation(text: str):
     """
     text = re.split(r",\s*default\b|\s+default\s", text)[0].strip()
     optional = bool(re.search(r",\s*optional$", text))
-    text = re.sub(r",\s*optional$", "", text).strip()
+    text = re.sub(r",?\s*optional$", "", text).strip()
+    if not text:
+        return None
     if text.startswith("{") and text.endswith("}"):
         choices = [c.strip().strip("\"'`") for c in text[1:-1].split(",")]
         result = "Literal[" + ", ".join(repr(c) for c in choices) + "]"
