@@ -183,6 +183,24 @@ def test_formulas_render_as_math_in_a_browser(site, browser, page):
     assert all(urlsplit(url).scheme in LOCAL_SCHEMES for url in requests + browser.requests())
 
 
+def test_every_formula_typesets_cleanly(site, browser):
+    """On every page with math: no MathJax error, and no TeX left as text (``\\text{step\\_size}``)."""
+    pages = [p for p in _pages(site) if "_modules" not in p.parts and 'class="math' in p.read_text(encoding="utf-8")]
+    assert len(pages) >= 20
+    bad = {}
+    for page in pages:
+        browser.open(page.as_uri())
+        assert browser.evaluate(_TYPESET) is True, page
+        problems = browser.evaluate(
+            "[document.querySelectorAll('mjx-merror').length,"
+            " Array.from(document.querySelectorAll('mjx-assistive-mml mtext, mjx-assistive-mml mi'))"
+            "   .map(e => e.textContent).filter(t => t.includes('\\\\')),"
+            " document.querySelectorAll('.math:not(:has(mjx-container))').length]")
+        if problems != [0, [], 0]:
+            bad[str(page.relative_to(site))] = problems
+    assert not bad, bad
+
+
 @pytest.mark.parametrize("page", ["index.html", "guide/embeddings.html", "gallery/word2vec.html",
                                   "api/lucid.optim.lr_scheduler.StepLR.html", "api/lucid.Tensor.html",
                                   "search.html"])
