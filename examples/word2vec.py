@@ -23,6 +23,7 @@ import collections
 import math
 import os
 import re
+import sys
 import sysconfig
 import time
 
@@ -155,7 +156,9 @@ def main():
     model = SkipGram(len(vocab), DIM).to(args.device)
     optimizer = optim.SparseAdam(model.parameters(), lr=cosine(0.05, args.steps, end=0.005))
     losses, data = [], batches(ids, keep, table, args.device)
-    with tqdm(range(args.steps), desc=f"training on {args.device}", unit="step") as bar:
+    # redrawn in place on a terminal; in a log (CI, the docs' gallery) one line every 10 s
+    refresh = 0.1 if sys.stderr.isatty() else 10.0
+    with tqdm(range(args.steps), desc=f"training on {args.device}", unit="step", mininterval=refresh) as bar:
         for step in bar:
             centre, targets = next(data)
             optimizer.zero_grad()
@@ -164,8 +167,10 @@ def main():
             optimizer.step()
             losses.append(loss.item())
             if step % 20 == 0 or step == args.steps - 1:
-                rate = (step + 1) * BATCH / bar.format_dict["elapsed"] if bar.format_dict["elapsed"] else 0.0
-                bar.set_postfix({"loss": f"{sum(losses[-20:]) / len(losses[-20:]):.3f}", "tokens/s": f"{rate:,.0f}"})
+                elapsed = bar.format_dict["elapsed"] or float("inf")
+                recent = losses[-20:]
+                bar.set_postfix({"loss": f"{sum(recent) / len(recent):.3f}",
+                                 "tokens/s": f"{(step + 1) * BATCH / elapsed:,.0f}"}, refresh=False)
 
     weight = model.centre.weight.detach()
     for word in QUERIES:

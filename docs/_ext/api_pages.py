@@ -113,7 +113,8 @@ def _members(cls, documented: dict) -> tuple:
 
 def class_page(module: str, name: str, cls, documented: dict) -> str:
     constructors, methods, properties, inherited = _members(cls, documented)
-    lines = [_title(name), f".. currentmodule:: {module}", "", f".. autoclass:: {name}", "   :show-inheritance:", ""]
+    lines = [_title(name), f".. currentmodule:: {module}", "", f".. autoclass:: {name}"]
+    lines += ["   :show-inheritance:", ""] if cls.__bases__ != (object,) else [""]
     figure = FIGURES.get(f"{module}.{name}")
     if figure:
         lines += [f"   .. image:: /{figure}", f"      :alt: {name}, drawn when the documentation was built", ""]
