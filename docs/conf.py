@@ -89,7 +89,8 @@ html_theme_options = {
     "navbar_end": ["theme-switcher"],
     "footer_start": ["copyright"],
     "footer_end": [],
-    "secondary_sidebar_items": ["page-toc", "sourcelink"],
+    # the other pages give its width to their examples (the left bar lists the pages or objects)
+    "secondary_sidebar_items": {"index": ["page-toc"]},
     "use_edit_page_button": False,
 }
 html_sidebars = {"index": []}
