@@ -100,6 +100,54 @@ def test_every_public_object_has_a_page(site):
                 assert (site / "api" / f"{module.__name__}.{name}.html").is_file(), f"{module.__name__}.{name}"
 
 
+def test_a_module_added_later_gets_its_pages_with_no_edit(tmp_path, monkeypatch):
+    """A new public module (as lucid.utils.data or lucid.nn.init will be) is found from ``__all__``."""
+    import api_pages
+
+    package = tmp_path / "fakepkg"
+    (package / "utils").mkdir(parents=True)
+    files = {
+        "__init__.py": "from ._core import Thing\nfrom .impl import helper\nfrom . import utils\n"
+                       "__all__ = ['Thing', 'helper']\n",
+        "_core.py": 'class Thing:\n    """A thing."""\n    def __init__(self, size: int = 1):\n        pass\n'
+                    '    def run(self):\n        """Run it."""\n'
+                    '    @classmethod\n    def make(cls):\n        """Make one."""\n',
+        "impl.py": 'def helper():\n    """Help."""\n__all__ = ["helper"]\n',
+        "utils/__init__.py": "",
+        "utils/data.py": '"""Data loading."""\nclass Loader:\n    """Loads."""\n'
+                         'def collate(batch):\n    """Collate."""\n__all__ = ["Loader", "collate"]\n',
+    }
+    for name, text in files.items():
+        (package / name).write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(api_pages, "PACKAGE", "fakepkg")
+    pages = api_pages.pages()
+    # fakepkg.impl implements what fakepkg exports: no page of its own; fakepkg.utils has no __all__
+    assert set(pages) == {"api/fakepkg", "api/fakepkg.Thing", "api/fakepkg.helper", "api/fakepkg.utils.data",
+                          "api/fakepkg.utils.data.Loader", "api/fakepkg.utils.data.collate", "api/index"}
+    thing = pages["api/fakepkg.Thing"]
+    order = [".. autoclass:: Thing", "Constructors", "automethod:: __init__", "automethod:: make",
+             "Instance methods", "automethod:: run"]
+    assert [thing.index(marker) for marker in order] == sorted(thing.index(marker) for marker in order)
+    assert "   fakepkg.utils.data" in pages["api/index"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("iterable of Parameter or iterable of dict", "Iterable[Parameter] | Iterable[dict]"),
+    ("float, default 1e-3", "float"),
+    ("tuple of float, default (0.9, 0.999)", "tuple[float, ...]"),
+    ('{"cpu", "gpu"}, optional', "Literal['cpu', 'gpu'] | None"),
+    ("Tensor or None", "Tensor | None"),
+    ("callable, optional", "Callable | None"),
+    ("optional", None),
+    ("the same as input", None),
+])
+def test_numpydoc_types_become_annotations(text, expected):
+    import api_pages
+
+    assert api_pages.annotation(text) == expected
+
+
 def test_sparse_adam_page_has_the_specified_shape(site):
     """Typed signature, summary, math, Parameters, Attributes, Notes, Examples, Constructors, methods, source."""
     text = (site / "api" / "lucid.optim.SparseAdam.html").read_text(encoding="utf-8")

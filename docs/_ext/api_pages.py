@@ -36,31 +36,31 @@ def _exports(module) -> list[str]:
 def public_modules() -> list:
     """lucid and each public submodule that has ``__all__`` and is not an implementation file.
 
-    A submodule is documented when its parent is and lists it in ``__all__``, or when none of
-    the parent's exported objects comes from it (so ``lucid.optim.sgd``, whose ``SGD`` is
-    documented as ``lucid.optim.SGD``, and ``lucid.nn.modules`` are not; ``lucid.nn.init``
-    or ``lucid.utils.data`` would be).
+    A submodule implements its parent when it defines an object the parent exports and the
+    parent does not list it in ``__all__``: ``lucid.optim.sgd`` (its ``SGD`` is documented as
+    ``lucid.optim.SGD``) and ``lucid.nn.modules`` get no pages, nor does anything inside them.
+    ``lucid.optim.lr_scheduler`` (listed) does, and so would ``lucid.nn.init`` or
+    ``lucid.utils.data``: a package without ``__all__`` (``lucid.utils``) has no page of
+    its own but its modules are looked at.
     """
     root = importlib.import_module(PACKAGE)
-    found = [root]
+    found, hidden = [root], []
     for info in pkgutil.walk_packages(root.__path__, PACKAGE + ".", onerror=lambda name: None):
         if any(part.startswith("_") for part in info.name.split(".")):
             continue
+        if any(info.name.startswith(name + ".") for name in hidden):
+            continue  # inside an implementation package
         module = importlib.import_module(info.name)
         parent = importlib.import_module(info.name.rpartition(".")[0])
-        if not hasattr(module, "__all__") or not _documented(parent, found):
-            continue
         short = info.name.rpartition(".")[2]
         implements_parent = any(
             (getattr(getattr(parent, n, None), "__module__", None) or "").startswith(info.name)
             for n in _exports(parent))
-        if short in _exports(parent) or not implements_parent:
+        if implements_parent and short not in _exports(parent):
+            hidden.append(info.name)
+        elif hasattr(module, "__all__"):  # a package without __all__ (lucid.utils) has no page; its modules may
             found.append(module)
     return found
-
-
-def _documented(module, found) -> bool:
-    return any(module is m for m in found)
 
 
 def kind(obj) -> str:
