@@ -43,8 +43,8 @@ fi
 # (and under CI=true a skip fails).
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     echo "== apt-get install chromium (for the docs' browser test)"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        chromium fonts-dejavu-core >/dev/null
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core \
+        >/dev/null; } || echo "warning: could not install chromium: the browser tests will be skipped" >&2
 fi
 
 echo "== python -m pytest $*"
