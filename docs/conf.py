@@ -25,7 +25,6 @@ version = ".".join(release.split(".")[:2])
 
 extensions = [
     "sphinx.ext.autodoc",
-    "sphinx.ext.autosummary",  # the tables of the module pages
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
     "sphinx-mathjax-offline",  # MathJax 3 copied into _static: formulas render with no network
@@ -44,8 +43,6 @@ nitpicky = False
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"  # docs/_ext/api_pages.py types the signatures (code, else numpydoc types)
 autoclass_content = "class"  # __init__ docstrings only point back at the class
-
-autosummary_generate = False  # api_pages writes the pages; autosummary only draws tables
 
 # --- napoleon: numpydoc-style docstrings only -------------------------------------------
 napoleon_google_docstring = False

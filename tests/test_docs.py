@@ -202,6 +202,8 @@ def test_gallery_shows_the_examples_with_output_and_plots(site):
     assert re.search(r'<img[^>]+src="../_images/sphx_glr_word2vec_001\.png"', page)
     assert (site / "_images" / "sphx_glr_word2vec_001.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "test accuracy" in (site / "gallery" / "train_embedding.html").read_text(encoding="utf-8")
+    for script in (DOCS.parent / "examples").glob("*.py"):  # every example, with what it printed
+        assert "sphx-glr-script-out" in (site / "gallery" / f"{script.stem}.html").read_text(encoding="utf-8"), script
 
 
 # --- in a browser ------------------------------------------------------------------------------

@@ -143,9 +143,12 @@ def module_page(module, objects: list, submodules: list) -> str:
     lines = [_title(name), f".. automodule:: {name}", "", f".. currentmodule:: {name}", ""]
     for heading, wanted in (("Classes", "class"), ("Functions", "function")):
         names = [n for n, obj in objects if kind(obj) == wanted]
-        if names:
-            lines += [_title(heading, "-"), ".. autosummary::", "   :nosignatures:", ""]
-            lines += [f"   {n}" for n in names] + [""]
+        if names:  # a table of our own: autosummary's first-sentence cut splits ``0 .. n-1``
+            role = "class" if wanted == "class" else "func"
+            lines += [_title(heading, "-"), ".. list-table::", "   :widths: 30 70", ""]
+            for n in names:
+                lines += [f"   * - :{role}:`{n}`", f"     - {summary(getattr(module, n)) or ' '}"]
+            lines += [""]
     data = [(n, obj) for n, obj in objects if kind(obj) == "data"]
     if data:
         lines += [_title("Data", "-")]
