@@ -27,23 +27,28 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # MathJax 3 copied into _static: formulas render with no network
     "sphinx.ext.viewcode",
     "sphinx.ext.doctest",
+    "sphinx_copybutton",
+    "sphinx_gallery.gen_gallery",
+    "api_pages",  # docs/_ext: the API pages, one per public object, from each module's __all__
     "lr_scheduler_plots",  # docs/_ext: draws every lr scheduler's curve at build time
 ]
 
-exclude_patterns = ["_build", "_generated"]
+exclude_patterns = ["_build", "_generated", "gallery/*.ipynb", "gallery/*.py", "gallery/*.zip"]
 nitpicky = False
 
 # --- autodoc ----------------------------------------------------------------------------
 autodoc_member_order = "bysource"
-autodoc_typehints = "none"  # the numpydoc "Parameters" sections say the types
+autodoc_typehints = "none"  # docs/_ext/api_pages.py types the signatures (code, else numpydoc types)
 autoclass_content = "class"  # __init__ docstrings only point back at the class
 
 # --- napoleon: numpydoc-style docstrings only -------------------------------------------
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True
-napoleon_use_ivar = True  # "Attributes" as fields: no duplicate attribute entries
+napoleon_use_ivar = True  # "Attributes" as fields: no duplicate attribute entries ...
+napoleon_custom_sections = [("Attributes", "params_style")]  # ... headed "Attributes", as the spec page
 napoleon_use_rtype = False
 
 # --- doctest ----------------------------------------------------------------------------
@@ -53,9 +58,41 @@ napoleon_use_rtype = False
 doctest_test_doctest_blocks = ""
 doctest_global_setup = "import lucid"
 
-# --- HTML ---------------------------------------------------------------------------------
-html_theme = "alabaster"
-html_static_path = []
-html_theme_options = {
-    "description": "A small, readable autograd framework with torch.optim's semantics",
+# --- gallery: examples/ run at build time, with their output and plots ---------------------
+sphinx_gallery_conf = {
+    "examples_dirs": os.path.join(ROOT, "examples"),
+    "gallery_dirs": "gallery",
+    "filename_pattern": r".*\.py$",  # every script is run, not only plot_*.py
+    "reset_argv": "gallery_argv.gallery_argv",  # docs/_ext: the examples' short mode
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "matplotlib_animations": False,
+    "image_scrapers": ("matplotlib",),
+    "abort_on_example_error": True,
+    "show_memory": False,
+    "show_signature": False,
+    "min_reported_time": 3600,
+    "write_computation_times": False,  # its page loads jQuery and DataTables from a CDN  # no "Total running time" lines: they differ from run to run
 }
+
+# --- HTML ---------------------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"lucid {release}"
+html_static_path = ["_static"]
+html_css_files = ["lucid.css"]
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "navbar_end": ["theme-switcher"],
+    "footer_start": ["copyright"],
+    "footer_end": [],
+    # the other pages give its width to their examples (the left bar lists the pages or objects)
+    "secondary_sidebar_items": {"index": ["page-toc"]},
+    "use_edit_page_button": False,
+}
+html_sidebars = {"index": []}
+html_show_sourcelink = False
+html_copy_source = False
+# The search page loads its index locally; nothing else is fetched (see tests/test_docs_browser.py).
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True

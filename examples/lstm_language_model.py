@@ -1,6 +1,8 @@
-"""A torch-style LSTM language model over an embedding table, unchanged on torch and on lucid.
+"""
+A torch-style LSTM language model
+=================================
 
-Modelled on pytorch/examples' ``word_language_model``: an ``Embedding``, dropout, a
+Over an embedding table, unchanged on torch and on lucid. Modelled on pytorch/examples' ``word_language_model``: an ``Embedding``, dropout, a
 two-layer ``LSTM``, a decoder tied to the embedding's weight, truncated backpropagation
 through time with the hidden state carried (detached) from batch to batch, gradient
 clipping, and an evaluation pass. The corpus is synthetic: sentences from a small
@@ -112,7 +114,9 @@ def train(torch, epochs: int = 2, bptt: int = 8, batch: int = 8, size: int = 16,
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description="A torch-style LSTM language model over an embedding table, "
+                    "unchanged on torch and on lucid.")
     parser.add_argument("--backend", choices=["lucid", "torch"], default=os.environ.get("EXAMPLE_BACKEND", "lucid"))
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--device", default="cpu", help='"cpu"; "gpu" (MLX) with lucid, "cuda" with torch')

@@ -1,6 +1,8 @@
-"""A torch-style MLP regression that runs unchanged on torch and on lucid.
+"""
+A torch-style MLP regression
+============================
 
-The script is written against torch's API only; the one line that differs is the import,
+It runs unchanged on torch and on lucid. The script is written against torch's API only; the one line that differs is the import,
 chosen by ``--backend`` (or the environment variable ``EXAMPLE_BACKEND``)::
 
     python examples/mlp_regression.py                    # import lucid as torch
@@ -78,7 +80,9 @@ def train(torch, epochs: int = 20, batch_size: int = 32, dtype_name: str = "floa
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description="A torch-style MLP regression that runs unchanged on torch "
+                    "and on lucid.")
     parser.add_argument("--backend", choices=["lucid", "torch"], default=os.environ.get("EXAMPLE_BACKEND", "lucid"))
     parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--device", default="cpu", help='"cpu"; "gpu" (MLX) with lucid, "cuda" with torch')

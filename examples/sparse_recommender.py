@@ -1,6 +1,8 @@
-"""A torch-style sparse-embedding recommender, unchanged on torch and on lucid.
+"""
+A torch-style sparse-embedding recommender
+==========================================
 
-Implicit-feedback matrix factorisation with side information: a user table
+Unchanged on torch and on lucid. Implicit-feedback matrix factorisation with side information: a user table
 (``Embedding(sparse=True)``), an item table and, per user, the mean of the embeddings of
 the items they bought before (``EmbeddingBag(mode="mean", sparse=True)`` over offsets, tied
 to the item table).
@@ -114,7 +116,9 @@ def train(torch, epochs: int = 3, batch_size: int = 128, dtype_name: str = "floa
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description="A torch-style sparse-embedding recommender, unchanged on "
+                    "torch and on lucid.")
     parser.add_argument("--backend", choices=["lucid", "torch"], default=os.environ.get("EXAMPLE_BACKEND", "lucid"))
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--device", default="cpu", help='"cpu"; "gpu" (MLX) with lucid, "cuda" with torch')

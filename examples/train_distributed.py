@@ -1,5 +1,8 @@
-"""Train one model on several processes: DistributedDataParallel and a sharded AdamW.
+"""
+Training on several processes
+=============================
 
+One model on several processes: DistributedDataParallel and a sharded AdamW.
 Each process draws its own quarter (half, ...) of every batch, DistributedDataParallel
 averages the gradients, and ZeroRedundancyOptimizer keeps each process's share of AdamW's
 moments only. At the end rank 0 gathers the whole optimizer state, as a checkpoint would.
@@ -34,7 +37,7 @@ def make_batch(size: int, centres):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Train one model on several processes: DDP and a sharded AdamW.")
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--batch", type=int, default=64, help="the global batch, split among the processes")
     args = parser.parse_args()

@@ -1,10 +1,12 @@
-"""Train a small embedding model with lucid: SparseAdam for the table, AdamW for the head.
+"""
+An embedding classifier: SparseAdam for the table, AdamW for the head
+=====================================================================
 
 The task is synthetic and learnable: each sequence of token ids belongs to the class that
 most of its tokens were drawn from. The model averages the tokens' embeddings and
 classifies the mean with a linear layer.
 
-Usage: python examples/train_embedding.py [--device cpu|gpu] [--steps 300]
+Usage: ``python examples/train_embedding.py [--device cpu|gpu] [--steps 300]``
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ class BagOfEmbeddings(nn.Module):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="An embedding classifier trained with SparseAdam and AdamW.")
     parser.add_argument("--device", default="cpu", choices=["cpu", "gpu"])
     parser.add_argument("--steps", type=int, default=300)
     args = parser.parse_args()

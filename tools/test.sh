@@ -11,6 +11,9 @@
 #   CI=true      also require the MLX ("gpu") backend, torch and Sphinx to be importable,
 #                so that a missing one fails the run instead of skipping tests.
 #
+# Run as root with apt-get at hand, it also installs Debian's chromium for the docs' browser
+# test when it is missing (idempotent: nothing happens once it is there).
+#
 # Exits non-zero on any failure, including a run that collects no tests (pytest's exit 5).
 set -euo pipefail
 
@@ -33,6 +36,15 @@ if [ "${CI:-}" = "true" ]; then
     echo "== CI: checking that the MLX backend, torch and Sphinx are present"
     "$py" -c "import lucid; assert lucid.is_available('gpu'), 'MLX backend (gpu) is not available'"
     "$py" -c "import torch, sphinx; print('torch', torch.__version__, '| sphinx', sphinx.__version__)"
+fi
+
+# The docs' browser test (tests/test_docs.py) opens the built site in Debian's headless
+# chromium: installed here when missing and we may (root, apt-get), once; else it is skipped
+# (and under CI=true a skip fails).
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "== apt-get install chromium (for the docs' browser test)"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core \
+        >/dev/null; } || echo "warning: could not install chromium: the browser tests will be skipped" >&2
 fi
 
 echo "== python -m pytest $*"

@@ -110,7 +110,17 @@ def write_plots(srcdir: str) -> None:
         _draw(os.path.join(out, f"schedule_{name}.png"), [schedule.value(t) for t in range(61)], repr(schedule))
 
 
+def figures() -> dict:
+    """Each plotted object's full name -> its PNG, from the docs' root."""
+    found = {f"lucid.optim.lr_scheduler.{name}": f"{OUT}/{name}.png" for name in SCHEDULERS}
+    found.update({f"lucid.optim.schedules.{name}": f"{OUT}/schedule_{name}.png" for name in SCHEDULES})
+    return found
+
+
 def setup(app):
-    """Register the plotting step with Sphinx."""
+    """Register the plotting step with Sphinx, and the plots with the API pages (docs/_ext/api_pages.py)."""
+    import api_pages
+
+    api_pages.FIGURES.update(figures())
     app.connect("builder-inited", lambda app: write_plots(app.srcdir))
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

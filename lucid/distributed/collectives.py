@@ -13,7 +13,9 @@ import datetime
 import enum
 import faulthandler
 import numbers
+import io
 import pickle
+import sys
 
 from .._backend import collective as _wire
 from .._sparse import SparseTensor
@@ -205,7 +207,7 @@ def init_process_group(backend=None, *, timeout=None, world_size: int = -1, rank
 
 def _connect(backend: str, seconds: float):
     """MLX's group, connecting to the peers; past ``seconds`` faulthandler ends the process."""
-    faulthandler.dump_traceback_later(seconds, exit=True)
+    faulthandler.dump_traceback_later(seconds, exit=True, file=_stderr_with_a_descriptor())
     try:
         return _wire.connect_to_every_process(backend, strict=backend != "any")
     except RuntimeError as error:
@@ -218,6 +220,16 @@ def _connect(backend: str, seconds: float):
         raise RuntimeError(f"init_process_group(backend={backend!r}) failed: {error}") from error
     finally:
         faulthandler.cancel_dump_traceback_later()
+
+
+def _stderr_with_a_descriptor():
+    """sys.stderr, or the process's own where it was replaced by a stream without a file
+    descriptor (a notebook, sphinx-gallery), which faulthandler cannot write to."""
+    try:
+        sys.stderr.fileno()
+        return sys.stderr
+    except (AttributeError, ValueError, io.UnsupportedOperation):
+        return sys.__stderr__
 
 
 def destroy_process_group(group=None) -> None:

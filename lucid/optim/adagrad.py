@@ -24,7 +24,7 @@ class Adagrad(Optimizer):
         g_t &\leftarrow \nabla_\theta f_t(\theta_{t-1}) + \lambda\theta_{t-1}
             &&\text{(negated first if maximize)} \\
         \tilde\gamma_t &\leftarrow \frac{\gamma}{1 + (t - 1)\eta} \\
-        s_t &\leftarrow s_{t-1} + g_t^2, \qquad s_0 = \text{initial\_accumulator\_value} \\
+        s_t &\leftarrow s_{t-1} + g_t^2, \qquad s_0 = \mathrm{initial\_accumulator\_value} \\
         \theta_t &\leftarrow \theta_{t-1} - \tilde\gamma_t \frac{g_t}{\sqrt{s_t} + \epsilon}
         \end{aligned}
 

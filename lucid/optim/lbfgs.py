@@ -145,7 +145,7 @@ class LBFGS(Optimizer):
 
         \begin{aligned}
         d_k &\leftarrow -H_k g_k
-            &&\text{(two-loop recursion over the last \texttt{history\_size} pairs)} \\
+            &&\text{(two-loop recursion over the last } \mathtt{history\_size} \text{ pairs)} \\
         s_{k-1} &= t_{k-1} d_{k-1}, \quad y_{k-1} = g_k - g_{k-1},
             \quad \rho_{k-1} = 1 / y_{k-1}^\top s_{k-1}
             &&\text{(kept if } y^\top s > 10^{-10}\text{)} \\

@@ -236,8 +236,8 @@ class OneCycleLR(LRScheduler):
     batch, ``total_steps`` times at most.
 
     With :math:`N` = ``total_steps``, :math:`p` = ``pct_start``,
-    :math:`\eta_{\text{init}} = \eta_{\max} / \text{div\_factor}` and
-    :math:`\eta_{\min} = \eta_{\text{init}} / \text{final\_div\_factor}`, the phases end at
+    :math:`\eta_{\text{init}} = \eta_{\max} / \mathrm{div\_factor}` and
+    :math:`\eta_{\min} = \eta_{\text{init}} / \mathrm{final\_div\_factor}`, the phases end at
     :math:`e_1 = pN - 1` and :math:`e_2 = N - 1` (three phases: :math:`e_1 = pN - 1`,
     :math:`e_2 = 2pN - 2`, :math:`e_3 = N - 1`); at batch :math:`t` in phase :math:`i`
     (from :math:`e_{i-1}`, :math:`e_0 = 0`, and lr :math:`a_i` to :math:`b_i`),

@@ -12,7 +12,7 @@ from .base import LRScheduler
 class StepLR(LRScheduler):
     r"""Multiply each group's lr by ``gamma`` every ``step_size`` epochs.
 
-    .. math:: \eta_t = \eta_0 \cdot \gamma^{\lfloor t / \text{step\_size} \rfloor}
+    .. math:: \eta_t = \eta_0 \cdot \gamma^{\lfloor t / \mathrm{step\_size} \rfloor}
 
     Parameters
     ----------

@@ -9,7 +9,7 @@ from .base import LRScheduler
 class ConstantLR(LRScheduler):
     r"""Multiply each group's lr by ``factor`` until epoch ``total_iters``.
 
-    .. math:: \eta_t = \eta_0 \cdot (\text{factor} \text{ if } t < \text{total\_iters} \text{ else } 1)
+    .. math:: \eta_t = \eta_0 \cdot (\text{factor} \text{ if } t < \mathrm{total\_iters} \text{ else } 1)
 
     Parameters
     ----------

@@ -1,0 +1,26 @@
+"""The command-line arguments each example gets when the docs' gallery runs it (sphinx-gallery's ``reset_argv``)."""
+
+import os
+import tempfile
+
+# The demo and the embedding classifier run in their short mode; the torch-style scripts
+# (a few seconds each) with their defaults.
+SHORT = {
+    "word2vec.py": ["--steps", "150", "--plot", os.path.join(tempfile.gettempdir(), "lucid-docs-word2vec-loss.png")],
+    "train_embedding.py": ["--steps", "100"],
+    # in the gallery it runs as a world of one process (no launcher): a few steps show its output
+    "train_distributed.py": ["--steps", "20"],
+}
+
+
+def gallery_argv(gallery_conf, script_vars) -> list:
+    """The arguments for one script, so that the docs build stays short.
+
+    Examples
+    --------
+    >>> gallery_argv({}, {"src_file": "examples/word2vec.py"})[:2]
+    ['--steps', '150']
+    >>> gallery_argv({}, {"src_file": "examples/mlp_regression.py"})
+    []
+    """
+    return list(SHORT.get(os.path.basename(script_vars["src_file"]), []))
