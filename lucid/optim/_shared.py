@@ -51,20 +51,3 @@ def torch_number(value):
     if isinstance(value, Tensor):
         return value._backend.to_numpy(value._data).reshape(())[()]
     return value
-
-
-def add_rows_(target: Tensor, grad, alpha=1) -> Tensor:
-    """``target += alpha * grad`` for a row-sparse ``grad``, in place, touching its rows only.
-
-    Each listed row is added in turn, duplicates one after the other, as torch adds a sparse
-    tensor to a dense one (``alpha`` multiplies the values first, as ``add_(..., alpha=)``).
-    """
-    backend = target._backend
-    if grad._nnz() == 0:
-        return target
-    values = grad._vals
-    if alpha != 1:
-        values = backend.astype(backend.multiply(values, alpha), target.dtype)
-    target._data = backend.index_add_rows(target._data, grad._rows, values, unique=grad.is_coalesced())
-    target._version += 1
-    return target

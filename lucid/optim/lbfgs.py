@@ -6,7 +6,7 @@ from .. import _factory
 from .._autograd import enable_grad, no_grad
 from .._backend import host
 from .._ops.shape import cat
-from .._tensor import Tensor
+from .._tensor import Tensor, eval as lucid_eval
 from ._shared import torch_number
 from .optimizer import Optimizer
 
@@ -475,10 +475,7 @@ class LBFGS(Optimizer):
 
     def _materialize(self, params) -> None:
         """Evaluate (on MLX) every parameter and every state tensor, in lists too."""
-        arrays = [param._data for param in self._params()]
-        for value in (self.state.for_param(self._params()[0]) or {}).values():
-            arrays += [v._data for v in (value if isinstance(value, list) else [value]) if isinstance(v, Tensor)]
-        self._params()[0]._backend.eval(arrays)
+        lucid_eval(self._params(), self.state.for_param(self._params()[0]) or {})
 
 
 def _follow(value, param: Tensor):
