@@ -153,4 +153,4 @@ class Adagrad(Optimizer):
         total = state_sum[rows] + values * values
         state_sum[rows] = total
         std = total.sqrt().add_(group["eps"])
-        param[rows] = param[rows] + (values / std) * (-scalar(clr))
+        param[rows] = param[rows] + (values / std) * -float(scalar(clr))

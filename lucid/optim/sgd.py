@@ -155,7 +155,7 @@ class SGD(Optimizer):
         return super().update(param, grad, state, group)
 
     def _update_sparse(self, param, grad, state, group):
-        lr, momentum = scalar(group["lr"]), group["momentum"]
+        lr, momentum = float(scalar(group["lr"])), group["momentum"]
         if momentum == 0:
             param.add_(grad, alpha=-lr)  # a sparse add: only the gradient's rows change
             return
