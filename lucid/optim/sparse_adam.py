@@ -5,8 +5,18 @@ from __future__ import annotations
 import math
 
 from .. import _factory
+from .._tensor import run_rule_
 from . import _checks
-from .optimizer import Optimizer
+from .elementwise import elementwise, sqrt
+from .optimizer import Optimizer, scalar
+
+
+@elementwise(state=("exp_avg", "exp_avg_sq"))
+def sparse_adam(param, grad, exp_avg, exp_avg_sq, one_minus_beta1, one_minus_beta2, eps, neg_step_size):
+    """One touched row's element: Adam's moments and step, with torch's order of operations."""
+    exp_avg = exp_avg + (grad - exp_avg) * one_minus_beta1
+    exp_avg_sq = exp_avg_sq + (grad * grad - exp_avg_sq) * one_minus_beta2
+    return param + (exp_avg / (sqrt(exp_avg_sq) + eps)) * neg_step_size, exp_avg, exp_avg_sq
 
 
 class SparseAdam(Optimizer):
@@ -182,14 +192,11 @@ class SparseAdam(Optimizer):
         [False, True, False]
         """
         lr, (beta1, beta2), eps, step = group["lr"], group["betas"], group["eps"], state["step"]
-        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        old_exp_avg, old_exp_avg_sq = exp_avg.index_select(0, rows), exp_avg_sq.index_select(0, rows)
-        new_exp_avg = old_exp_avg + (grad - old_exp_avg) * (1 - beta1)
-        new_exp_avg_sq = old_exp_avg_sq + (grad * grad - old_exp_avg_sq) * (1 - beta2)
-        denom = new_exp_avg_sq.sqrt() + eps
         # torch keeps lr's type here: a Tensor lr computes the step size in its dtype
-        step_size = lr * math.sqrt(1 - beta2**step) / (1 - beta1**step)
-        new_param = param.index_select(0, rows) + (new_exp_avg / denom) * (-step_size)
-        exp_avg.index_copy_(0, rows, new_exp_avg)
-        exp_avg_sq.index_copy_(0, rows, new_exp_avg_sq)
-        param.index_copy_(0, rows, new_param)
+        step_size = scalar(lr) * math.sqrt(1 - beta2**step) / (1 - beta1**step)
+        scalars = (float(1 - beta1), float(1 - beta2), float(eps), -float(step_size))
+        tensors = (param, state["exp_avg"], state["exp_avg_sq"])
+        gathered = tuple(tensor.index_select(0, rows) for tensor in tensors)
+        run_rule_(sparse_adam, [(gathered, grad, (False, None, None), scalars)])  # in place, on the rows
+        for tensor, rows_of_tensor in zip(tensors, gathered):
+            tensor.index_copy_(0, rows, rows_of_tensor)
