@@ -788,8 +788,10 @@ class Tensor:
 
         Parameters
         ----------
-        other : Tensor or number
-            Broadcast to this tensor's shape.
+        other : Tensor, SparseTensor or number
+            Broadcast to this tensor's shape. A row-sparse :class:`lucid.SparseTensor` of this
+            tensor's shape changes only the rows it lists (O(listed rows), as torch's
+            ``dense.add_(sparse)``).
         alpha : number, default 1
             The factor on ``other``.
 
@@ -798,12 +800,37 @@ class Tensor:
         >>> import lucid
         >>> lucid.tensor([1.0, 2.0]).add_(lucid.tensor([1.0, 1.0]), alpha=2)
         tensor([3., 4.])
+        >>> lucid.zeros(3).add_(lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (3,)), alpha=-1)
+        tensor([-2.,  0., -4.])
         """
         self._check_inplace(other)
+        if getattr(other, "is_sparse", False):
+            return self._add_sparse_(other, alpha)
         other = self._operand(other)
         if alpha != 1:
             other = other * alpha if isinstance(other, numbers.Number) else self._backend.multiply(other, alpha)
         return self._inplace("add", other)
+
+    def _add_sparse_(self, other, alpha) -> "Tensor":
+        """``add_`` of a row-sparse ``other``: only its rows are read and written, each listed
+        row added in turn (duplicates one after the other), as torch adds a sparse tensor to a
+        dense one; ``alpha`` multiplies the values first."""
+        if other._backend is not self._backend:
+            raise RuntimeError(
+                "Expected all tensors to be on the same device, but found at least two devices, "
+                f"{self.device} and {other.device}!"
+            )
+        if other.shape != self.shape:
+            raise RuntimeError(f"add_: expected sizes to match, got {list(self.shape)} and {list(other.shape)}")
+        if other._nnz() == 0:
+            return self
+        b, values = self._backend, other._vals
+        if alpha != 1:
+            values = b.multiply(values, alpha)
+        values = b.astype(values, self.dtype)
+        self._data = b.index_add_rows(self._data, other._rows, values, unique=other.is_coalesced())
+        self._version += 1
+        return self
 
     def sub_(self, other, alpha=1) -> "Tensor":
         """``self -= alpha * other``.
@@ -1181,7 +1208,8 @@ def eval(*tensors) -> None:  # noqa: A001 - mx.eval's name, as lucid.eval
 
     Optimizers call it once at the end of each step, on every parameter and state array the
     step changed, so that one step never leaves a growing graph behind. Arguments may be
-    tensors, or lists, tuples or dicts of them; anything else is ignored.
+    tensors (dense or :class:`lucid.SparseTensor`), or lists, tuples or dicts of them;
+    anything else is ignored.
 
     Examples
     --------
@@ -1199,6 +1227,9 @@ def eval(*tensors) -> None:  # noqa: A001 - mx.eval's name, as lucid.eval
         if isinstance(value, Tensor):
             if value._backend.lazy:
                 by_backend.setdefault(value._backend, []).append(value._data)
+        elif getattr(value, "is_sparse", False):  # a lucid.SparseTensor: its rows and values
+            if value._backend.lazy:
+                by_backend.setdefault(value._backend, []).extend((value._rows, value._vals))
         elif isinstance(value, (list, tuple)):
             pending.extend(value)
         elif isinstance(value, dict):

@@ -386,6 +386,8 @@ class Backend:
     def nonzero_rows(self, a) -> np.ndarray:
         """The indices of the rows (slices along dim 0) of ``a`` holding a nonzero value, as int64."""
         n = self.shape(a)[0]
+        if 0 in tuple(self.shape(a)):  # no values at all (MLX cannot reshape an empty array to (n, -1))
+            return np.zeros(0, dtype=np.int64)
         mask = self.any(self.compare("not_equal", self.reshape(a, (n, -1)), 0), axis=1)
         return self.nonzero(mask)
 

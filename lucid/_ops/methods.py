@@ -324,6 +324,7 @@ METHODS = {
     "logical_and": _logical_and, "logical_or": _logical_or,
     "ne": _ne, "lt": _lt, "le": _le, "gt": _gt, "ge": _ge,
     "masked_fill_": _masked_fill_, "scatter_": _scatter_, "scatter_add_": _scatter_add_, "index_add_": _index_add_,
+    "index_copy_": scatter.index_copy_, "nonzero_rows": scatter.nonzero_rows,
 }
 
 for _name, _fn in METHODS.items():

@@ -1,4 +1,4 @@
-"""Ops that read or write along an index tensor: gather, scatter, index_select, index_add, masked_fill.
+"""Ops that read or write along an index tensor: gather, scatter, index_select, index_add, index_copy_, masked_fill.
 
 Each is one of two backend primitives with a full index built by the backend
 (:meth:`~lucid._backend.base.Backend.along_axis`): a gather (``getitem``) or a scatter-add
@@ -337,6 +337,77 @@ def index_add(input, dim, index, source, *, alpha=1):
         return g, (picked if alpha == 1 else backend.multiply(picked, alpha))
 
     return record(out, "IndexAddBackward", (input, source), backward, saved=(index,))
+
+
+def index_copy_(input, dim, index, source):
+    """Slice ``index[k]`` of ``input`` along ``dim`` set to slice ``k`` of ``source``, in place.
+
+    Only the named slices are read and written (O(len(index)) of them, never the whole
+    tensor): an optimizer's row update of an embedding table. Not recorded by autograd,
+    like every in-place method; an index named twice keeps one of its slices.
+
+    Parameters
+    ----------
+    input : Tensor
+        At least one dimension.
+    dim : int
+    index : Tensor
+        A vector of int64 (or int32), one entry per slice of ``source`` along ``dim``.
+    source : Tensor
+        Of ``input``'s dtype and device, shaped as ``input`` except
+        ``source.shape[dim] == len(index)``.
+
+    Returns
+    -------
+    Tensor
+        ``input``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.zeros(3, 2).index_copy_(0, lucid.tensor([2, 0]), lucid.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor([[3., 4.],
+            [0., 0.],
+            [1., 2.]])
+    """
+    if not isinstance(source, Tensor):
+        raise TypeError(f"index_copy_(): argument 'source' (position 3) must be Tensor, not {type(source).__name__}")
+    input._check_inplace(source)
+    _same_device(input, source)
+    if source.dtype is not input.dtype:
+        raise RuntimeError(
+            f"index_copy_(): self ({input.dtype}) and source ({source.dtype}) must have the same scalar type"
+        )
+    if input.ndim == 0:
+        raise RuntimeError("index_copy_(): self must have at least one dimension")
+    (axis,) = _axes(input, dim)
+    idx = _vector_index(index, "index_copy_", input.shape[axis], axis)
+    expected = input.shape[:axis] + (index.numel(),) + input.shape[axis + 1:]
+    if source.shape != expected:
+        raise RuntimeError(f"index_copy_(): source shape {list(source.shape)} does not match {list(expected)}")
+    if not index.numel():
+        return input
+    backend = input._backend
+    input._data = backend.setitem(input._data, (slice(None),) * axis + (idx,), source._data)
+    input._version += 1
+    return input
+
+
+def nonzero_rows(input) -> Tensor:
+    """The indices of the rows (slices along dim 0) of ``input`` that hold a nonzero value.
+
+    A 0-d ``input`` counts as one row. One scan of ``input`` (a host sync on MLX, as any
+    ``nonzero``); the result is an int64 vector on ``input``'s device, ascending.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([[0.0, 0.0], [0.0, -1.0], [0.0, 0.0], [2.0, 0.0]]).nonzero_rows()
+    tensor([1, 3])
+    """
+    backend = input._backend
+    data = input._data if input.ndim else backend.reshape(input._data, (1,))
+    return input._like(backend.asarray(backend.nonzero_rows(data), _dtype.int64))
 
 
 def masked_fill(input, mask, value):

@@ -12,7 +12,7 @@ import numbers
 
 import lucid
 
-from .._autograd import record
+from .._ops.embedding import lookup_rows
 from ._functional import activation as _activation
 from ._functional.activation import (  # noqa: F401 - re-exported
     elu, gelu, hardtanh, leaky_relu, log_softmax, mish, relu, relu6, sigmoid, silu, softmax, softplus, softsign, tanh,
@@ -121,11 +121,6 @@ def _check_indices(input, weight) -> None:
         )
 
 
-def _gather_rows(weight, flat_indices):
-    """``weight[flat_indices]`` (already validated), one vectorised gather and no graph."""
-    return weight._like(weight._backend.getitem(weight._data, (flat_indices._data,)))
-
-
 def _row_norms(rows, norm_type: float):
     """The ``norm_type``-norm of each row of ``rows``, kept as a column (torch's ``Tensor.norm(p)``)."""
     p = float(norm_type)
@@ -150,7 +145,7 @@ def _renorm_rows_(weight, flat_indices, max_norm: float, norm_type: float) -> No
     touched; named rows within the limit are written back unchanged.
     """
     with lucid.no_grad():
-        rows = _gather_rows(weight, flat_indices)
+        rows = weight.index_select(0, flat_indices)
         norms = _row_norms(rows, norm_type)
         scaled = rows * (max_norm / (norms + 1e-7))
         weight[flat_indices] = lucid.where(norms > max_norm, scaled, rows)
@@ -222,57 +217,12 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     IndexError: index out of range in self: index 3 is out of range for an embedding of 3 rows
     """
     _check_indices(input, weight)
-    rows, dim = weight.shape
+    rows = weight.shape[0]
     padding_idx = _validate_padding_idx(padding_idx, rows)
     flat = input.reshape(-1)
     if max_norm is not None:
         _renorm_rows_(weight, flat, max_norm, norm_type)
-    backend, dtype = weight._backend, weight.dtype
-    index = flat._data
-    out = weight._like(backend.reshape(backend.getitem(weight._data, (index,)), input.shape + (dim,)))
-
-    def backward(grad):
-        grad = backend.reshape(grad, (-1, dim))
-        if padding_idx is not None:
-            is_pad = backend.expand_dims(backend.compare("equal", index, padding_idx), 1)
-            grad = backend.where(is_pad, backend.zeros_like(grad), grad)
-        if scale_grad_by_freq:
-            ones = backend.ones(backend.shape(index), dtype)
-            counts = backend.scatter_add((rows,), dtype, (index,), ones)  # how often each row is named
-            # torch scales by the reciprocal of the count
-            scale = backend.divide(backend.ones((1,), dtype), backend.getitem(counts, (index,)))
-            grad = backend.multiply(grad, backend.expand_dims(scale, 1))
-        return (backend.scatter_add((rows, dim), dtype, (index,), grad),)
-
-    if sparse:
-        backward = _sparse_embedding_backward(backend, index, rows, dim, dtype, padding_idx, scale_grad_by_freq)
-    # the indices are saved: changing them in place before backward is an error, as in torch
-    return record(out, "EmbeddingBackward", (weight,), backward, saved=(input,))
-
-
-def _sparse_embedding_backward(backend, index, rows, dim, dtype, padding_idx, scale_grad_by_freq):
-    """torch's ``embedding_sparse_backward``: the indices and the gradient's rows, as they come."""
-    from .._sparse import SparseTensor
-
-    def backward(grad):
-        if scale_grad_by_freq:
-            raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
-        grad = backend.reshape(grad, (-1, dim))
-        indices = backend.astype(index, lucid.int64)
-        if padding_idx is not None:  # the padding rows are left out, not listed as zeros
-            keep = backend.nonzero(backend.compare("not_equal", indices, padding_idx))
-            if keep.shape[0] != backend.shape(indices)[0]:
-                keep = backend.asarray(keep, lucid.int64)
-                indices, grad = backend.getitem(indices, (keep,)), backend.getitem(grad, (keep,))
-        if backend.dtype_of(grad) is not dtype:
-            grad = backend.astype(grad, dtype)
-        elif not backend.is_exclusive(grad):
-            grad = backend.copy(grad)  # the gradient's values are its own, as a leaf's .grad must be
-        if indices is index:
-            indices = backend.copy(indices)
-        return (SparseTensor._make(indices, grad, (rows, dim), backend),)
-
-    return backward
+    return lookup_rows(input, flat, weight, padding_idx, scale_grad_by_freq, sparse)
 
 
 _BAG_MODES = ("sum", "mean", "max")

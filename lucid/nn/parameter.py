@@ -35,6 +35,7 @@ class Parameter(Tensor):
             data = Tensor([])
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter expects a Tensor as data, got {type(data).__name__}")
+        # a Tensor subclass building itself on data's storage: Tensor's construction seam
         backend = data._backend
         array = data._data if backend.is_exclusive(data._data) else backend.copy(data._data)
         self._init(array, backend)
@@ -45,7 +46,7 @@ class Parameter(Tensor):
 
     def __deepcopy__(self, memo):
         # as torch's Parameter: new storage, the same requires_grad, and no grad
-        result = type(self)(Tensor._make(self._backend.copy(self._data), self._backend), self.requires_grad)
+        result = type(self)(self.detach().clone(), self.requires_grad)
         memo[id(self)] = result
         return result
 

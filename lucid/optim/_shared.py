@@ -3,18 +3,36 @@
 from __future__ import annotations
 
 from .. import _factory
+from .._backend import host
 from .._dtype import float32
 from .._tensor import Tensor
 
 
-def scalar(value):
-    """A hyperparameter as a Python number (a one-element Tensor gives its value)."""
-    return value.item() if isinstance(value, Tensor) else value
+def scalar(value, dtype=None):
+    """A hyperparameter as a number that rounds the way torch's arithmetic on it does.
 
+    The one place where a hyperparameter becomes a number. A Python number stays one (torch
+    computes with it in double precision). A one-element Tensor (a "tensor lr", Tensor
+    betas) becomes a host scalar of its dtype, or of ``dtype`` where torch first casts it to
+    the parameter's dtype: arithmetic on the result with Python numbers then rounds as
+    torch's arithmetic on the 0-d tensor does (a float32 ``lr * x`` rounds to float32). A
+    host scalar (a NumPy number read from a checkpoint) is cast to ``dtype`` when one is
+    given. ``float(...)`` of the result, for the rules' scalars, is the same value.
 
-def in_dtype_of(param: Tensor, value):
-    """``value`` as torch uses a Tensor hyperparameter next to ``param``: cast to its dtype."""
-    return value.to(param.dtype) if isinstance(value, Tensor) else value
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid.optim.optimizer import scalar
+    >>> scalar(0.1), float(scalar(lucid.tensor(0.1)))
+    (0.1, 0.10000000149011612)
+    >>> float(1 - scalar(lucid.tensor(0.9), lucid.float64))  # cast first, then double arithmetic
+    0.10000002384185791
+    """
+    if isinstance(value, Tensor):
+        return host.scalar(value.item(), value.dtype if dtype is None else dtype)
+    if dtype is not None and host.is_scalar(value):
+        return host.scalar(value, dtype)
+    return value
 
 
 def bias_corrections(betas, step: int):
@@ -23,48 +41,17 @@ def bias_corrections(betas, step: int):
     return 1 - beta1**step, 1 - beta2**step
 
 
-def float32_scalar(value, param: Tensor) -> Tensor:
-    """A 0-d float32 Tensor on ``param``'s device holding ``value`` (rounded to float32).
+def float32_state(value, param: Tensor) -> Tensor:
+    """A 0-d float32 state Tensor on ``param``'s device holding ``value`` (rounded to float32).
 
     torch keeps a few per-parameter scalars in its default dtype, float32, whatever the
     parameter's dtype (ASGD's ``eta`` and ``mu``, NAdam's ``mu_product``); lucid keeps them
     the same way so that its numbers are torch's. Optimizers that keep such state list the
     keys in ``_float32_state`` so the base leaves their dtype alone.
     """
-    value = value.item() if isinstance(value, Tensor) else value
-    return _factory.full((), value, dtype=float32, device=param.device)
+    return _factory.full((), float(scalar(value, float32)), dtype=float32, device=param.device)
 
 
 def norm(tensor: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """The 2-norm ``sqrt(sum(x * x))`` of ``tensor`` (over ``dim``, or all of it), in its dtype."""
     return (tensor * tensor).sum(dim=dim, keepdim=keepdim).sqrt()
-
-
-def torch_number(value):
-    """A hyperparameter as a number that rounds the way torch's arithmetic on it does.
-
-    A Python number stays one. A one-element Tensor (a "tensor lr") becomes a NumPy scalar
-    of its dtype: torch keeps such an lr as a 0-d tensor, so ``lr * x`` and ``1 - lr * wd``
-    round to its dtype (float32), and a NumPy scalar does the same with Python numbers.
-    Pass ``float(...)`` of the result to Tensor methods.
-    """
-    if isinstance(value, Tensor):
-        return value._backend.to_numpy(value._data).reshape(())[()]
-    return value
-
-
-def add_rows_(target: Tensor, grad, alpha=1) -> Tensor:
-    """``target += alpha * grad`` for a row-sparse ``grad``, in place, touching its rows only.
-
-    Each listed row is added in turn, duplicates one after the other, as torch adds a sparse
-    tensor to a dense one (``alpha`` multiplies the values first, as ``add_(..., alpha=)``).
-    """
-    backend = target._backend
-    if grad._nnz() == 0:
-        return target
-    values = grad._vals
-    if alpha != 1:
-        values = backend.astype(backend.multiply(values, alpha), target.dtype)
-    target._data = backend.index_add_rows(target._data, grad._rows, values, unique=grad.is_coalesced())
-    target._version += 1
-    return target

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import _factory
 from .._dtype import finfo
 from .._tensor import Tensor
-from ._shared import norm, torch_number
+from ._shared import norm, scalar
 from .optimizer import Optimizer
 
 
@@ -126,7 +126,7 @@ class Adafactor(Optimizer):
         return {"step": 0, "variance": _factory.zeros_like(param)}
 
     def update(self, param, grad, state, group):
-        lr, (eps1, eps2), d = torch_number(group["lr"]), group["eps"], group["d"]
+        lr, (eps1, eps2), d = scalar(group["lr"]), group["eps"], group["d"]
         if eps1 is None:
             eps1 = finfo(param.dtype).eps
         state["step"] += 1

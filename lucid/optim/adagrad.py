@@ -148,9 +148,9 @@ class Adagrad(Optimizer):
         """torch's sparse branch: the sum and the parameter change on the gradient's rows only."""
         if grad._nnz() == 0:
             return
-        rows, values = Tensor._make(grad._rows, grad._backend), grad.values()
+        rows, values = grad.indices()[0], grad.values()
         state_sum = state["sum"]
         total = state_sum[rows] + values * values
         state_sum[rows] = total
         std = total.sqrt().add_(group["eps"])
-        param[rows] = param[rows] + (values / std) * (-scalar(clr))
+        param[rows] = param[rows] + (values / std) * -float(scalar(clr))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import _factory
 from .._tensor import Tensor
 from . import _checks
-from ._shared import bias_corrections, in_dtype_of
+from ._shared import bias_corrections
 from .elementwise import elementwise, lerp, maximum, sqrt
 from .optimizer import Optimizer, scalar
 
@@ -149,7 +149,7 @@ class Adam(Optimizer):
         # parameter's dtype
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         bias_correction1, bias_correction2 = bias_corrections((beta1, beta2), state["step"])
-        return (float(scalar(1 - in_dtype_of(param, beta1))), float(scalar(beta2)), float(scalar(1 - beta2)),
+        return (float(1 - scalar(beta1, param.dtype)), float(scalar(beta2)), float(scalar(1 - beta2)),
                 float(scalar(bias_correction2**0.5)), float(eps), -float(scalar(lr / bias_correction1)))
 
 

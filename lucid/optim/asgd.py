@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import _factory
 from . import _checks
-from ._shared import float32_scalar
+from ._shared import float32_state
 from .elementwise import elementwise
 from .optimizer import Optimizer
 
@@ -108,7 +108,7 @@ class ASGD(Optimizer):
         _checks.non_negative("weight_decay", group["weight_decay"])
 
     def init_state(self, param, group):
-        return {"step": 0, "eta": float32_scalar(group["lr"], param), "mu": float32_scalar(1.0, param),
+        return {"step": 0, "eta": float32_state(group["lr"], param), "mu": float32_state(1.0, param),
                 "ax": _factory.zeros_like(param)}
 
     _weight_decay = "l2"

@@ -6,20 +6,20 @@ from .. import _factory
 from .._autograd import enable_grad, no_grad
 from .._backend import host
 from .._ops.shape import cat
-from .._tensor import Tensor
-from ._shared import torch_number
+from .._tensor import Tensor, eval as lucid_eval
+from ._shared import scalar
 from .optimizer import Optimizer
 
 _ONE_GROUP = "LBFGS doesn't support per-parameter options (parameter groups)"
 
 
 def _dot(a: Tensor, b: Tensor):
-    """``a . b`` of two flat tensors, as a number of their dtype (see ``torch_number``)."""
-    return torch_number((a * b).sum())
+    """``a . b`` of two flat tensors, as a number of their dtype (see ``scalar``)."""
+    return scalar((a * b).sum())
 
 
 def _max_abs(a: Tensor):
-    return torch_number(a.abs().max())
+    return scalar(a.abs().max())
 
 
 def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
@@ -339,7 +339,7 @@ class LBFGS(Optimizer):
         return loss
 
     def _iterate(self, closure, group, state):
-        lr = torch_number(group["lr"])
+        lr = scalar(group["lr"])
         max_iter, max_eval = group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         line_search_fn, history_size = group["line_search_fn"], group["history_size"]
@@ -404,7 +404,7 @@ class LBFGS(Optimizer):
 
             # the step length
             if state["n_iter"] == 1:
-                t = min(1.0, 1.0 / torch_number(flat_grad.abs().sum())) * lr
+                t = min(1.0, 1.0 / scalar(flat_grad.abs().sum())) * lr
             else:
                 t = lr
             gtd = _dot(flat_grad, d)  # the directional derivative
@@ -475,10 +475,7 @@ class LBFGS(Optimizer):
 
     def _materialize(self, params) -> None:
         """Evaluate (on MLX) every parameter and every state tensor, in lists too."""
-        arrays = [param._data for param in self._params()]
-        for value in (self.state.for_param(self._params()[0]) or {}).values():
-            arrays += [v._data for v in (value if isinstance(value, list) else [value]) if isinstance(v, Tensor)]
-        self._params()[0]._backend.eval(arrays)
+        lucid_eval(self._params(), self.state.for_param(self._params()[0]) or {})
 
 
 def _follow(value, param: Tensor):
@@ -492,6 +489,6 @@ def _follow(value, param: Tensor):
         if value.device != param.device or (value.dtype.is_floating_point and value.dtype is not param.dtype):
             value = value.detach().to(param.device, param.dtype if value.dtype.is_floating_point else value.dtype)
         return value
-    if host.is_scalar(value):
-        return host.scalar(value, param.dtype)
+    if host.is_scalar(value):  # a NumPy number from a checkpoint
+        return scalar(value, param.dtype)
     return value

@@ -6,7 +6,7 @@ import math
 
 from .. import _factory
 from .._tensor import Tensor
-from ._shared import norm, torch_number
+from ._shared import norm, scalar
 from .optimizer import Optimizer
 
 _ADJUST_LR_FNS = (None, "original", "match_rms_adamw")
@@ -163,7 +163,7 @@ class Muon(Optimizer):
         return {"momentum_buffer": _factory.zeros_like(param)}
 
     def update(self, param, grad, state, group):
-        lr, momentum = torch_number(group["lr"]), group["momentum"]
+        lr, momentum = scalar(group["lr"]), group["momentum"]
         buf = state["momentum_buffer"].lerp_(grad, 1 - momentum)
         direction = grad.detach().clone().lerp_(buf, momentum) if group["nesterov"] else buf
         ortho = zeropower_via_newtonschulz(direction, group["ns_coefficients"], group["ns_steps"], group["eps"])

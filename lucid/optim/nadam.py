@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import _factory
 from . import _checks
-from ._shared import bias_corrections, float32_scalar
+from ._shared import bias_corrections, float32_state
 from .elementwise import elementwise, helper, lerp, sqrt
 from .optimizer import Optimizer, scalar
 
@@ -151,7 +151,7 @@ class NAdam(_AdamLike):
 
     def init_state(self, param, group):
         state = super().init_state(param, group)
-        state["mu_product"] = float32_scalar(1.0, param)
+        state["mu_product"] = float32_state(1.0, param)
         return state
 
     _per_param_scalars = True  # mu_product is each parameter's own (float32) state

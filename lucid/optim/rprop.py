@@ -105,7 +105,7 @@ class Rprop(Optimizer):
             raise ValueError(f"Invalid eta values: {etaminus}, {etaplus}")
 
     def init_state(self, param, group):
-        step_size = _factory.full(param.shape, scalar(group["lr"]), dtype=param.dtype, device=param.device)
+        step_size = _factory.full(param.shape, float(scalar(group["lr"])), dtype=param.dtype, device=param.device)
         return {"step": 0, "prev": _factory.zeros_like(param), "step_size": step_size}
 
     def elementwise_rule(self, group):

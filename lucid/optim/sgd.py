@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from . import _checks
-from ._shared import add_rows_
 from .elementwise import elementwise
 from .optimizer import Optimizer, scalar
 
@@ -156,22 +155,22 @@ class SGD(Optimizer):
         return super().update(param, grad, state, group)
 
     def _update_sparse(self, param, grad, state, group):
-        lr, momentum = scalar(group["lr"]), group["momentum"]
+        lr, momentum = float(scalar(group["lr"])), group["momentum"]
         if momentum == 0:
-            add_rows_(param, grad, -lr)
+            param.add_(grad, alpha=-lr)  # a sparse add: only the gradient's rows change
             return
         buf = state.get("momentum_buffer")
         if buf is None:
             state["momentum_buffer"] = buf = grad.to_dense()
             if not group["nesterov"]:
-                add_rows_(param, grad, -lr)  # torch adds the (sparse) buffer entry by entry
+                param.add_(grad, alpha=-lr)  # torch adds the (sparse) buffer entry by entry
                 return
         else:
             buf.mul_(momentum)
-            add_rows_(buf, grad, 1 - group["dampening"])
+            buf.add_(grad, alpha=1 - group["dampening"])
         if group["nesterov"]:
             step = buf.mul(momentum)
-            add_rows_(step, grad, 1)
+            step.add_(grad)
             param.add_(step, alpha=-lr)
         else:
             param.add_(buf, alpha=-lr)

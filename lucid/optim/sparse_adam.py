@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import math
 
-from .. import _dtype, _factory
-from .._tensor import Tensor
+from .. import _factory
+from .._tensor import run_rule_
 from . import _checks
-from .optimizer import Optimizer
+from .elementwise import elementwise, sqrt
+from .optimizer import Optimizer, scalar
 
 
-def touched_rows(grad: Tensor) -> Tensor:
-    """The indices of the rows (slices along dim 0) of a dense ``grad`` that hold a nonzero value."""
-    backend = grad._backend
-    data = grad._data if grad.ndim else backend.reshape(grad._data, (1,))
-    return Tensor._make(backend.asarray(backend.nonzero_rows(data), _dtype.int64), backend)
+@elementwise(state=("exp_avg", "exp_avg_sq"))
+def sparse_adam(param, grad, exp_avg, exp_avg_sq, one_minus_beta1, one_minus_beta2, eps, neg_step_size):
+    """One touched row's element: Adam's moments and step, with torch's order of operations."""
+    exp_avg = exp_avg + (grad - exp_avg) * one_minus_beta1
+    exp_avg_sq = exp_avg_sq + (grad * grad - exp_avg_sq) * one_minus_beta2
+    return param + (exp_avg / (sqrt(exp_avg_sq) + eps)) * neg_step_size, exp_avg, exp_avg_sq
 
 
 class SparseAdam(Optimizer):
@@ -162,18 +164,19 @@ class SparseAdam(Optimizer):
             grad = grad.coalesce()
             if grad._nnz() == 0:
                 return
-            self.update_rows(param, Tensor._make(grad._rows, grad._backend), grad.values(), state, group)
+            self.update_rows(param, grad.indices()[0], grad.values(), state, group)
             return
-        rows = touched_rows(grad)
+        rows = grad.nonzero_rows()
         if rows.numel() == 0:
             return
-        self.update_rows(param, rows, grad[rows], state, group)
+        self.update_rows(param, rows, grad.index_select(0, rows), state, group)
 
     def update_rows(self, param, rows, grad, state, group):
         """The rule on the rows ``rows`` of ``param``, whose gradient rows are ``grad`` (unique rows).
 
         ``update`` calls it with the rows a dense gradient touches, or with the coalesced
-        rows of a sparse one; the other rows, and their moments, are not read or written.
+        rows of a sparse one; the other rows, and their moments, are not read or written:
+        one gather and one write per array, of ``len(rows)`` rows.
 
         Examples
         --------
@@ -189,37 +192,11 @@ class SparseAdam(Optimizer):
         [False, True, False]
         """
         lr, (beta1, beta2), eps, step = group["lr"], group["betas"], group["eps"], state["step"]
-        if not isinstance(lr, Tensor):
-            _update_rows_native(param, rows._data, grad._data, state, lr, beta1, beta2, eps, step)
-            return
-        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        old_exp_avg, old_exp_avg_sq = exp_avg[rows], exp_avg_sq[rows]
-        exp_avg_update = (grad - old_exp_avg) * (1 - beta1)
-        exp_avg_sq_update = (grad * grad - old_exp_avg_sq) * (1 - beta2)
-        exp_avg[rows] = old_exp_avg + exp_avg_update
-        exp_avg_sq[rows] = old_exp_avg_sq + exp_avg_sq_update
-        numer = exp_avg_update + old_exp_avg
-        denom = (exp_avg_sq_update + old_exp_avg_sq).sqrt() + eps
         # torch keeps lr's type here: a Tensor lr computes the step size in its dtype
-        step_size = lr * math.sqrt(1 - beta2**step) / (1 - beta1**step)
-        param[rows] = param[rows] + (-step_size) * (numer / denom)
-
-
-def _update_rows_native(param, rows, grad, state, lr, beta1, beta2, eps, step):
-    """:meth:`SparseAdam.update_rows` on the backend's arrays (a Python-number ``lr``): the
-    same operations in the same order, without the Tensor layer's per-op checks, one gather
-    and one write per array. The arrays touched are ``len(rows)`` rows, never the table."""
-    b = param._backend
-    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-    index = (rows,)
-    old_exp_avg, old_exp_avg_sq = b.getitem(exp_avg._data, index), b.getitem(exp_avg_sq._data, index)
-    exp_avg_update = b.multiply(b.subtract(grad, old_exp_avg), 1 - beta1)
-    exp_avg_sq_update = b.multiply(b.subtract(b.multiply(grad, grad), old_exp_avg_sq), 1 - beta2)
-    new_exp_avg = b.add(old_exp_avg, exp_avg_update)
-    new_exp_avg_sq = b.add(old_exp_avg_sq, exp_avg_sq_update)
-    denom = b.add(b.sqrt(new_exp_avg_sq), eps)
-    step_size = lr * math.sqrt(1 - beta2**step) / (1 - beta1**step)
-    new_param = b.add(b.getitem(param._data, index), b.multiply(b.divide(new_exp_avg, denom), -step_size))
-    for tensor, value in ((exp_avg, new_exp_avg), (exp_avg_sq, new_exp_avg_sq), (param, new_param)):
-        tensor._data = b.setitem(tensor._data, index, value)
-        tensor._version += 1
+        step_size = scalar(lr) * math.sqrt(1 - beta2**step) / (1 - beta1**step)
+        scalars = (float(1 - beta1), float(1 - beta2), float(eps), -float(step_size))
+        tensors = (param, state["exp_avg"], state["exp_avg_sq"])
+        gathered = tuple(tensor.index_select(0, rows) for tensor in tensors)
+        run_rule_(sparse_adam, [(gathered, grad, (False, None, None), scalars)])  # in place, on the rows
+        for tensor, rows_of_tensor in zip(tensors, gathered):
+            tensor.index_copy_(0, rows, rows_of_tensor)

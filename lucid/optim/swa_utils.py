@@ -18,12 +18,11 @@ import math
 
 from .._autograd import no_grad
 from .._dtype import int64
-from .._tensor import Tensor
+from .._tensor import Tensor, eval as lucid_eval
 from ..nn.module import Module
 from .lr_scheduler import LRScheduler, _format_param
 from .lr_scheduler import _checks as _lr_checks
 from .optimizer import Optimizer
-from .wrappers import _evaluate
 
 __all__ = [
     "AveragedModel", "update_bn", "SWALR",
@@ -344,7 +343,7 @@ class AveragedModel(Module):
                 for b_avg, b_model in zip(own, theirs):
                     b_avg.copy_(b_model.detach().to(b_avg.device))
             self.n_averaged.add_(1)
-        _evaluate(averaged + list(self.module.buffers()))
+        lucid_eval(averaged, list(self.module.buffers()))
 
 
 def update_bn(loader, model: Module, device=None) -> None:

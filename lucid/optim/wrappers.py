@@ -20,25 +20,12 @@ import numbers
 import warnings
 
 from .._autograd import enable_grad, no_grad
-from .._tensor import Tensor
+from .._tensor import Tensor, eval as lucid_eval
 from .._ops.reduction import all as _all
 from .._ops.shape import stack as _stack
 from ._state_dict import _copy
 
 __all__ = ["GradientAccumulation", "SkipNonFinite"]
-
-
-def _evaluate(tensors) -> None:
-    """Evaluate lazily computed ``tensors`` once per backend (a no-op on NumPy)."""
-    by_backend: dict = {}
-    for tensor in tensors:
-        arrays = by_backend.setdefault(tensor._backend, [])
-        if tensor.is_sparse:  # a sum of sparse gradients: its rows and values
-            arrays.extend((tensor._rows, tensor._vals))
-        else:
-            arrays.append(tensor._data)
-    for backend, arrays in by_backend.items():
-        backend.eval(arrays)
 
 
 def _run_closure(closure):
@@ -304,7 +291,7 @@ class GradientAccumulation(_OptimizerWrapper):
                     param.grad = None
             self.micro_step += 1
             self.stepped = False
-            _evaluate(self._sums.values())  # keep MLX's lazy graph one microbatch deep
+            lucid_eval(list(self._sums.values()))  # keep MLX's lazy graph one microbatch deep
             return loss
         # the last microbatch: the step's gradients are new tensors, so that if the wrapped
         # optimizer raises, the partial sums, micro_step and .grad are as before this call
