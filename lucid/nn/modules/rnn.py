@@ -16,6 +16,7 @@ import warnings
 import lucid
 
 from .. import functional as F
+from .. import init
 from .._functional import rnn as cells
 from ..module import Module
 from ..parameter import Parameter
@@ -23,12 +24,6 @@ from ..parameter import Parameter
 __all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
-
-
-def _uniform_(tensor, bound: float) -> None:
-    """torch's ``init.uniform_(tensor, -bound, bound)``, drawn from :func:`lucid.rand` (to become nn.init's)."""
-    with lucid.no_grad():
-        tensor.copy_((lucid.rand(*tensor.shape, dtype=tensor.dtype, device=tensor.device) * 2 - 1) * bound)
 
 
 def _check_size(value, name: str) -> None:
@@ -110,7 +105,7 @@ class RNNBase(Module):
         """
         bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
         for weight in self.parameters():
-            _uniform_(weight, bound)
+            init.uniform_(weight, -bound, bound)
 
     def flatten_parameters(self) -> None:
         """Does nothing: lucid keeps no fused weight buffer (torch's cuDNN one). Scripts call it.
