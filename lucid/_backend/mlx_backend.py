@@ -15,6 +15,7 @@ import os
 from .. import _dtype
 from . import rules as _rules
 from .base import Backend
+from .numpy_backend import _erf  # libm's erf, for float64 (MLX's has float32 accuracy)
 
 try:
     import mlx.core as mx
@@ -151,8 +152,6 @@ class MlxBackend(Backend):
         if a.dtype != mx.float64:
             return mx.erf(a)
         # MLX's float64 erf has float32 accuracy (~1e-7 absolute): libm's, through the host
-        from .numpy_backend import _erf
-
         return mx.array(_erf(np.array(a)), dtype=mx.float64)
 
     def _argsort(self, a, axis):

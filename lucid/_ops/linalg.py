@@ -10,7 +10,7 @@ from .. import _dtype
 from .._autograd import record
 from .._tensor import Tensor
 from .elementwise import _same_device, matmul
-from .reduction import _axes
+from .dims import axes as _axes
 
 
 def mm(input, mat2):

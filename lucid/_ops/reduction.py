@@ -10,28 +10,10 @@ from .. import _dtype
 from .._autograd import record
 from .._tensor import Tensor
 from . import elementwise as ew
+from . import shape as shape_ops
+from .dims import axes as _axes
 
 MaxMin = namedtuple("MaxMin", ["values", "indices"])  # what torch's max(dim) returns
-
-
-def _axes(tensor, dim):
-    """``dim`` (None, an int or a sequence) as a tuple of distinct non-negative axes, validated."""
-    if dim is None:
-        return tuple(range(tensor.ndim))
-    dims = (dim,) if isinstance(dim, numbers.Integral) else tuple(dim)
-    ndim = builtins.max(tensor.ndim, 1)
-    out = []
-    for d in dims:
-        if not isinstance(d, numbers.Integral) or isinstance(d, bool):
-            raise TypeError(f"dimensions must be integers, got {d!r}")
-        if not -ndim <= d < ndim:
-            raise IndexError(
-                f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})"
-            )
-        if d % ndim in out:
-            raise RuntimeError(f"dim {d % ndim} appears multiple times in the list of dims")
-        out.append(int(d) % ndim)
-    return tuple(out) if tensor.ndim else ()
 
 
 def _expand_back(backend, grad, shape, axes, keepdim):
@@ -120,8 +102,6 @@ def _extreme(a, dim, keepdim, largest):
     if dim is not None and not isinstance(dim, numbers.Integral):
         raise TypeError(f"{name}(): dim must be an int (the values and indices along one dimension), got {dim!r}")
     if dim is not None and a.ndim == 0:
-        from . import shape as shape_ops
-
         _axes(a, dim)  # range check: 0 and -1 name a 0-d tensor's only "dimension"
         values, indices = _extreme(shape_ops.reshape(a, 1), 0, False, largest)
         return MaxMin(shape_ops.reshape(values, ()), shape_ops.reshape(indices, ()))
@@ -240,8 +220,6 @@ def log_softmax(a, dim):
     if not a.dtype.is_floating_point:
         a = a.to(_dtype.default_float)
     if a.ndim == 0:
-        from . import shape as shape_ops
-
         _axes(a, dim)
         return shape_ops.reshape(log_softmax(shape_ops.reshape(a, 1), 0), ())
     (axis,) = _axes(a, dim)
@@ -285,8 +263,6 @@ def softmax(a, dim, dtype=None):
     if not a.dtype.is_floating_point:
         raise NotImplementedError(f'"softmax" not implemented for {a.dtype}: pass dtype= or convert it first')
     if a.ndim == 0:
-        from . import shape as shape_ops
-
         _axes(a, dim)
         return shape_ops.reshape(softmax(shape_ops.reshape(a, 1), 0), ())
     (axis,) = _axes(a, dim)

@@ -14,7 +14,9 @@ from .. import _dtype
 from .._autograd import record
 from .._tensor import Tensor
 from .elementwise import _same_device
-from .reduction import _axes
+from .broadcast import broadcast_shapes
+from .dims import axes as _axes
+from .shape import reshape
 
 
 def _index_tensor(index, fn: str, position: int, argument: str = "index"):
@@ -273,8 +275,6 @@ def index_select(input, dim, index):
         _same_device(input, index)
     (axis,) = _axes(input, dim)
     if input.ndim == 0:
-        from .shape import reshape
-
         return reshape(index_select(reshape(input, 1), 0, index), index.shape)
     idx = _vector_index(index, "index_select", input.shape[axis], axis)
     backend, shape, dtype = input._backend, input.shape, input.dtype
@@ -314,8 +314,6 @@ def index_add(input, dim, index, source, *, alpha=1):
         )
     (axis,) = _axes(input, dim)
     if input.ndim == 0:
-        from .shape import reshape
-
         return reshape(index_add(reshape(input, 1), 0, index, reshape(source, -1), alpha=alpha), ())
     idx = _vector_index(index, "index_add", input.shape[axis], axis)
     count = index.numel()
@@ -429,8 +427,6 @@ def masked_fill(input, mask, value):
     if mask.dtype is not _dtype.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
     _same_device(input, mask)
-    from .broadcast import broadcast_shapes
-
     shape = broadcast_shapes(input.shape, mask.shape)
     backend, x, m = input._backend, input._data, mask._data
     if isinstance(value, Tensor):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from .. import _dtype
 from .._autograd import record
 from .._tensor import Tensor
-from .reduction import _axes
+from .dims import axes as _axes
+from .indexing import getitem
 
 
 def reshape(a, *shape):
@@ -144,8 +146,6 @@ def _same_device_dtype(tensors, name):
     for t in tensors[1:]:
         if t.device != first.device:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found {first.device} and {t.device}")
-    from .. import _dtype
-
     dtype = first.dtype
     for t in tensors[1:]:
         dtype = _dtype.promote(dtype, t.dtype)
@@ -255,8 +255,6 @@ def narrow(a, dim, start, length):
         start += size
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    from .indexing import getitem
-
     return getitem(a, (slice(None),) * axis + (slice(start, start + length),))
 
 
@@ -455,6 +453,4 @@ def unbind(a, dim=0):
     if a.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     (axis,) = _axes(a, dim)
-    from .indexing import getitem
-
     return tuple(getitem(a, (slice(None),) * axis + (i,)) for i in range(a.shape[axis]))

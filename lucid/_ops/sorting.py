@@ -10,7 +10,7 @@ import numbers
 from collections import namedtuple
 
 from .. import _dtype
-from .reduction import _axes
+from .dims import axes as _axes
 from .scatter import gather
 from .shape import narrow
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 
 from ... import _factory
+from ..._backend import random
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
            "BatchSampler"]
@@ -58,10 +59,8 @@ def _generator_for_epoch(generator):
     """torch's rule: without a generator, each pass seeds a fresh one from the default generator."""
     if generator is not None:
         return generator
-    from ..._backend.random import Generator
-
     seed = int(_factory.randint(0, 2**62, (1,)).item())
-    return Generator().manual_seed(seed)
+    return random.Generator().manual_seed(seed)
 
 
 class RandomSampler(Sampler):
@@ -172,8 +171,6 @@ class WeightedRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        from ..._backend import random
-
         yield from random.choice(self.weights, self.num_samples, self.replacement, self.generator)
 
     def __len__(self) -> int:
