@@ -78,8 +78,9 @@ def linear(input: Tensor, weight: Tensor, bias=None) -> Tensor:
     (tensor([[2., 1.]]), tensor([[1., 2.],
             [1., 2.]]))
     """
-    in_features = weight.shape[1]
-    _matmul_shape(input.shape, (in_features, weight.shape[0]))
+    out_features, in_features = weight.shape
+    if input.shape[-1] != in_features:
+        _matmul_shape(input.shape, (in_features, out_features))  # raises torch's message
     backend, x, w = input._backend, input._data, weight._data
     out = backend.matmul(x, backend.swapaxes(w, 0, 1))
     if bias is not None:
@@ -98,13 +99,15 @@ def _linear_backward(backend, input, weight, bias):
     rows = 1
     for n in input.shape[:-1]:
         rows *= n
+    matrix = input.ndim == 2  # else the batch dimensions are flattened into one
 
     def backward(g):
-        g2 = backend.reshape(g, (rows, out_features))  # the batch as one dimension
+        g2 = g if matrix else backend.reshape(g, (rows, out_features))
         grad_input = backend.matmul(g, w) if input.requires_grad else None
         grad_weight = None
         if weight.requires_grad:
-            grad_weight = backend.matmul(backend.swapaxes(g2, 0, 1), backend.reshape(x, (rows, in_features)))
+            grad_weight = backend.matmul(backend.swapaxes(g2, 0, 1),
+                                         x if matrix else backend.reshape(x, (rows, in_features)))
         if bias is None:
             return grad_input, grad_weight
         return grad_input, grad_weight, (backend.sum(g2, axis=0) if bias.requires_grad else None)
