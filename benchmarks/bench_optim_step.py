@@ -182,6 +182,8 @@ def main(argv=None):
     parser.add_argument("--samples", type=int, default=None, help="samples per contender (default 15, quick 3)")
     parser.add_argument("--optimizers", default=",".join(OPTIMIZERS), help="a comma-separated subset")
     parser.add_argument("--no-gpu", action="store_true", help="skip the MLX tables")
+    parser.add_argument("--only", choices=("cpu", "gpu", "training"), default=None,
+                        help="print one table: 1 (cpu), 2 (gpu) or 3 (training step)")
     args = parser.parse_args(argv)
     samples = args.samples or (2 if args.quick else 15)
     global MIN_SAMPLE_SECONDS
@@ -193,16 +195,17 @@ def main(argv=None):
 
     torch.set_num_threads(1)
     floor_elements = 100_000 if args.quick else 25_000_000
-    gbs = bandwidth_gbs(floor_elements, samples)
     cpu = lucid._backend.get("cpu")  # noqa: SLF001 - which runner serves "cpu" here, for the header
     print(f"lucid {lucid.__version__} 'cpu' runs rules with {cpu.rule_runner}; torch {torch.__version__}, "
           f"1 thread; median of {samples} interleaved samples; float32")
-    print(f"memory floor: in-place add at {gbs:.1f} GB/s (measured now over {floor_elements:.0e} float32)\n")
-
-    print("## 1. optimizer.step(), lucid 'cpu' against torch (ms; ratio = lucid / other)\n")
-    print("| optimizer | layout | torch fused | torch default | lucid cpu | vs fused | vs default | x floor |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for label in names:
+    cpu_names = names if args.only in (None, "cpu") else []
+    if cpu_names:
+        gbs = bandwidth_gbs(floor_elements, samples)
+        print(f"memory floor: in-place add at {gbs:.1f} GB/s (measured now over {floor_elements:.0e} float32)\n")
+        print("## 1. optimizer.step(), lucid 'cpu' against torch (ms; ratio = lucid / other)\n")
+        print("| optimizer | layout | torch fused | torch default | lucid cpu | vs fused | vs default | x floor |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for label in cpu_names:
         name, kwargs, bytes_per_param = OPTIMIZERS[label]
         for layout, shapes in layouts.items():
             contenders = {"lucid": lucid_step(name, kwargs, shapes, "cpu"),
@@ -221,7 +224,7 @@ def main(argv=None):
             del contenders
             gc.collect()
 
-    if not args.no_gpu and lucid.is_available("gpu"):
+    if not args.no_gpu and args.only in (None, "gpu") and lucid.is_available("gpu"):
         gpu = lucid._backend.get("gpu")  # noqa: SLF001
         print(f"\n## 2. lucid 'gpu' ({gpu.rule_runner}) against mlx.optimizers (ms; ratio = lucid / other)\n")
         print("| optimizer | layout | mlx eager | mlx compiled | lucid gpu | vs eager | vs compiled | vs faster |")
@@ -238,6 +241,8 @@ def main(argv=None):
                       f"{_ratio(ms['lucid'], best)} |")
                 gc.collect()
 
+    if args.only not in (None, "training"):
+        return 0
     print("\n## 3. training step: 50 x (Linear(64, 64) + Tanh), batch 32, Adam (ms)\n")
     depth = 3 if args.quick else 50
     ms = interleaved_medians({"fused": training_step("torch", {"fused": True}, depth=depth),

@@ -198,7 +198,7 @@ class Node:
         self.backward = backward
         self.inputs = inputs
         # the version counters, not the tensors: an op that saves its own output makes no cycle
-        self.saved = tuple((t._versions, t._version, t.dtype, t.shape) for t in saved)
+        self.saved = [(t._versions, t._versions[0], t.dtype, t.shape) for t in saved]
 
     def __repr__(self):
         return f"<{self.name}>"
@@ -211,9 +211,12 @@ def record(out, name, inputs, backward, saved=()):
     a broadcast shape or a wider dtype: the engine reduces them to each input's shape and
     dtype. ``saved`` lists the tensors whose values ``backward`` reads.
     """
-    if is_grad_enabled() and any(t.requires_grad for t in inputs):
-        out._requires_grad = True
-        out._node = Node(name, backward, tuple(inputs), saved)
+    if getattr(_mode, "enabled", True):
+        for t in inputs:
+            if t.requires_grad:
+                out._requires_grad = True
+                out._node = Node(name, backward, tuple(inputs), saved)
+                break
     return out
 
 
@@ -235,21 +238,25 @@ def _unbroadcast(backend, grad, shape, dtype):
 
 def _topological_order(root):
     """Tensors reachable from ``root`` through recorded nodes, each after all its consumers."""
-    order, visited = [], set()
-    stack = [(root, False)]
+    order, visited, stack = [], set(), [(root, False)]
+    push, pop, seen, see, finish = stack.append, stack.pop, visited.__contains__, visited.add, order.append
     while stack:
-        tensor, expanded = stack.pop()
+        tensor, expanded = pop()
         if expanded:
-            order.append(tensor)
+            finish(tensor)
             continue
-        if id(tensor) in visited:
+        key = id(tensor)
+        if seen(key):
             continue
-        visited.add(id(tensor))
-        stack.append((tensor, True))
-        if tensor._node is not None:
-            for parent in tensor._node.inputs:
-                if parent.requires_grad and id(parent) not in visited:
-                    stack.append((parent, False))
+        see(key)
+        node = tensor._node
+        if node is None:
+            finish(tensor)  # a leaf: nothing below it
+            continue
+        push((tensor, True))
+        for parent in node.inputs:
+            if parent.requires_grad and not seen(id(parent)):
+                push((parent, False))
     order.reverse()
     return order
 
@@ -284,22 +291,37 @@ def run_backward(root, grad, retain_graph: bool) -> None:
             _mode.callbacks = None
 
 
+# the types of gradient seen to be dense (native arrays): one set lookup instead of a
+# getattr that fails on every array
+_dense_types: set = set()
+
+
+def _is_sparse(grad) -> bool:
+    if type(grad) in _dense_types:
+        return False
+    if getattr(grad, "is_sparse", False):
+        return True
+    _dense_types.add(type(grad))
+    return False
+
+
 def _walk(root, grad, retain_graph: bool) -> None:
     pending = {id(root): grad}
     # how many holders each array has been given to: a leaf may keep an array without a copy
     # only if nothing else (the caller, another tensor, another leaf) holds it too
     holders = {id(grad): 2}  # the caller's and this pending entry
+    dense = _dense_types
     for tensor in _topological_order(root):
         grad = pending.pop(id(tensor), None)
         if grad is None:
             continue
-        holders[id(grad)] -= 1
+        held = holders[id(grad)] = holders[id(grad)] - 1
         node = tensor._node
         if node is None or tensor._retains_grad:
-            _accumulate(tensor, grad, shared=holders[id(grad)] > 0 or node is not None)
+            _accumulate(tensor, grad, shared=held > 0 or node is not None)
         if node is None:
             continue
-        if getattr(grad, "is_sparse", False):
+        if type(grad) not in dense and _is_sparse(grad):
             # a sparse gradient reaching an op (F.embedding of ``weight * 2``): the ops' backward
             # functions take dense arrays, so it goes on dense (torch keeps it sparse further)
             grad = grad.to_dense()._data
@@ -325,16 +347,18 @@ def _walk(root, grad, retain_graph: bool) -> None:
             if parent_grad is None or not parent.requires_grad:
                 continue
             backend = parent._backend
-            sparse = getattr(parent_grad, "is_sparse", False)
-            if not sparse:
+            sparse = type(parent_grad) not in dense and _is_sparse(parent_grad)
+            if not sparse and (backend.shape(parent_grad) != parent.shape
+                               or backend.dtype_of(parent_grad) is not parent.dtype):
                 parent_grad = _unbroadcast(backend, parent_grad, parent.shape, parent.dtype)
             key = id(parent)
-            if key in pending:
-                holders[id(pending[key])] -= 1
-                if sparse or getattr(pending[key], "is_sparse", False):
-                    parent_grad = _add_sparse(backend, pending[key], parent_grad)
+            earlier = pending.get(key)
+            if earlier is not None:
+                holders[id(earlier)] -= 1
+                if sparse or (type(earlier) not in dense and _is_sparse(earlier)):
+                    parent_grad = _add_sparse(backend, earlier, parent_grad)
                 else:
-                    parent_grad = backend.add(pending[key], parent_grad)  # a new array: no aliasing
+                    parent_grad = backend.add(earlier, parent_grad)  # a new array: no aliasing
             pending[key] = parent_grad
             holders[id(parent_grad)] = holders.get(id(parent_grad), 0) + 1
 
@@ -371,20 +395,19 @@ def _accumulate(tensor, grad, shared: bool) -> None:
     from ._tensor import Tensor
 
     backend = tensor._backend
-    if getattr(grad, "is_sparse", False):
+    if type(grad) not in _dense_types and _is_sparse(grad):
         _accumulate_sparse(tensor, grad)
         return
-    if tensor.grad is not None and tensor.grad.is_sparse:
-        # a dense gradient onto a sparse one: the sum is dense, a new array
-        tensor._grad = Tensor._make(_add_sparse(backend, grad, tensor.grad), backend)
-        return
-    if tensor.grad is None:
+    held = tensor.grad
+    if held is None:
         if shared or not backend.is_exclusive(grad):
             grad = backend.copy(grad)
         tensor._grad = Tensor._make(grad, backend)
+    elif held.is_sparse:
+        # a dense gradient onto a sparse one: the sum is dense, a new array
+        tensor._grad = Tensor._make(_add_sparse(backend, grad, held), backend)
     else:
         # into the gradient's own buffer where it owns one (torch accumulates in place too)
-        held = tensor.grad
         if backend.is_exclusive(held._data):
             held._data = backend.inplace("add", held._data, grad)
         else:

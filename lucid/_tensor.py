@@ -76,7 +76,9 @@ class Tensor:
         self.requires_grad = requires_grad
 
     def _init(self, array, backend):
-        self._box = [array]  # the array, shared by exact aliases (detach, .data)
+        # the array and its cached (dtype, shape), shared by exact aliases (detach, .data);
+        # whatever rebinds the array clears the cache (the ``_data`` setter)
+        self._box = [array, None]
         self._backend = backend
         self._requires_grad = False
         self._grad = None
@@ -101,13 +103,14 @@ class Tensor:
         base when the storage they share has been written since."""
         base = self._base
         if base is not None and self._seen != self._versions[0]:
-            self._box[0] = self._as_view(base._data)
+            self._box[:] = self._as_view(base._data), None
             self._seen = self._versions[0]
         return self._box[0]
 
     @_data.setter
     def _data(self, array) -> None:
-        self._box[0] = array
+        box = self._box
+        box[0], box[1] = array, None
         if self._base is not None:  # write through to the base, as a shared buffer would
             self._base._data = self._write_back(self._base._data, array)
 
@@ -143,6 +146,18 @@ class Tensor:
         self._versions[0] = value
 
     # --- what it is ----------------------------------------------------------------------
+    def _layout(self) -> tuple:
+        """``(dtype, shape)`` of the array, derived once per array: the hot paths ask for them
+        thousands of times a step. A view on a backend without views is re-derived first."""
+        box = self._box
+        if self._base is not None:
+            self._data  # noqa: B018 - re-derives a stale view, which clears the cache
+        layout = box[1]
+        if layout is None:
+            array = box[0]
+            layout = box[1] = (self._backend.dtype_of(array), self._backend.shape(array))
+        return layout
+
     @property
     def shape(self) -> tuple:
         """The size of each dimension, a tuple of ints.
@@ -153,7 +168,8 @@ class Tensor:
         >>> lucid.zeros(2, 3).shape
         (2, 3)
         """
-        return self._backend.shape(self._data)
+        layout = self._box[1]
+        return (layout if layout is not None and self._base is None else self._layout())[1]
 
     def size(self, dim=None):
         """The shape, or the size of dimension ``dim``.
@@ -219,7 +235,8 @@ class Tensor:
         >>> lucid.tensor([1, 2]).dtype
         lucid.int64
         """
-        return self._backend.dtype_of(self._data)
+        layout = self._box[1]
+        return (layout if layout is not None and self._base is None else self._layout())[0]
 
     @property
     def device(self) -> _device.device:

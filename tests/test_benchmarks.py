@@ -28,3 +28,13 @@ def test_optimizer_benchmark_quick_mode_prints_every_table(capsys):
     for row in cpu_rows:
         cells = [c.strip() for c in row.split("|")[3:6]]
         assert all(c == "—" or float(c) > 0 for c in cells), row
+
+
+def test_optimizer_benchmark_only_prints_the_one_table_asked_for(capsys):
+    pytest.importorskip("torch")
+    import bench_optim_step
+
+    assert bench_optim_step.main(["--quick", "--only", "training"]) == 0
+    out = capsys.readouterr().out
+    assert "## 3. training step" in out
+    assert "## 1. optimizer.step()" not in out and "## 2." not in out

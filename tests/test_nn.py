@@ -513,6 +513,33 @@ def test_linear_matches_torch(device, shape):
         close(host(ours.grad), theirs.grad.numpy(), dtype.name)
 
 
+@pytest.mark.parametrize("frozen", ["input", "weight", "bias", "no bias"])
+def test_linear_gradients_match_torch_with_some_inputs_needing_none(device, frozen):
+    # F.linear records one node (torch's addmm); its backward skips what needs no gradient
+    torch = pytest.importorskip("torch")
+    dtype = parity_dtype(device)
+    rng = np.random.default_rng(1)
+    x, w, b = rng.standard_normal((5, 3)), rng.standard_normal((4, 3)), rng.standard_normal(4)
+    ours = [lucid.tensor(v, dtype=dtype, device=device, requires_grad=True) for v in (x, w, b)]
+    theirs = [torch.tensor(v, dtype=getattr(torch, dtype.name), requires_grad=True) for v in (x, w, b)]
+    if frozen == "no bias":
+        ours[2] = theirs[2] = None
+    else:
+        which = ["input", "weight", "bias"].index(frozen)
+        ours[which].requires_grad_(False)
+        theirs[which].requires_grad_(False)
+    out, t_out = F.linear(*ours), torch.nn.functional.linear(*theirs)
+    assert out.grad_fn.name == ("MmBackward" if frozen == "no bias" else "AddmmBackward")
+    close(host(out), t_out.detach().numpy(), dtype.name)
+    (out * out).sum().backward()
+    (t_out * t_out).sum().backward()
+    for mine, reference in zip(ours, theirs):
+        if mine is None or not mine.requires_grad:
+            assert mine is None or mine.grad is None
+            continue
+        close(host(mine.grad), reference.grad.numpy(), dtype.name)
+
+
 # --- activations -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["ReLU", "Tanh", "Sigmoid"])
 def test_activations_match_torch(device, name):

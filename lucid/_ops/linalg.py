@@ -9,7 +9,7 @@ import string
 from .. import _dtype
 from .._autograd import record
 from .._tensor import Tensor
-from .elementwise import _same_device, matmul
+from .elementwise import _matmul_shape, _same_device, matmul
 from .dims import axes as _axes
 
 
@@ -52,6 +52,67 @@ def bmm(input, mat2):
             f"Expected size for first two dimensions of batch2 tensor to be: {expected} but got: {list(mat2.shape[:2])}."
         )
     return matmul(input, mat2)
+
+
+def linear(input: Tensor, weight: Tensor, bias=None) -> Tensor:
+    """``input @ weight.T + bias`` as one recorded op, as torch's addmm: a 2-D ``weight`` of
+    ``input``'s dtype and device, ``bias`` None or of shape ``(out_features,)`` and that dtype.
+
+    One node instead of three (transpose, matmul, add), whose backward is torch's:
+    ``grad @ weight``, ``grad.T @ input`` and the sum of ``grad`` over the batch, each computed
+    only for an input that requires grad. :func:`lucid.nn.functional.linear` checks the
+    arguments and calls it where they fit; other cases (a 1-D weight, a broadcast bias,
+    mixed dtypes) go through :func:`matmul` and ``+``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid._ops.linalg import linear
+    >>> x = lucid.tensor([[1.0, 2.0]], requires_grad=True)
+    >>> w = lucid.tensor([[1.0, 0.0], [1.0, 1.0]], requires_grad=True)
+    >>> y = linear(x, w, lucid.tensor([0.5, 0.0]))
+    >>> y
+    tensor([[1.5, 3. ]], grad_fn=<AddmmBackward>)
+    >>> y.sum().backward()
+    >>> x.grad, w.grad
+    (tensor([[2., 1.]]), tensor([[1., 2.],
+            [1., 2.]]))
+    """
+    out_features, in_features = weight.shape
+    if input.shape[-1] != in_features:
+        _matmul_shape(input.shape, (in_features, out_features))  # raises torch's message
+    backend, x, w = input._backend, input._data, weight._data
+    out = backend.matmul(x, backend.swapaxes(w, 0, 1))
+    if bias is not None:
+        out = backend.inplace("add", out, bias._data)  # a new array: it may be written
+    out = input._like(out)
+    if bias is None:
+        return record(out, "MmBackward", (input, weight), _linear_backward(backend, input, weight, None),
+                      saved=(input, weight))
+    return record(out, "AddmmBackward", (input, weight, bias), _linear_backward(backend, input, weight, bias),
+                  saved=(input, weight))
+
+
+def _linear_backward(backend, input, weight, bias):
+    x, w = input._data, weight._data
+    out_features, in_features = weight.shape
+    rows = 1
+    for n in input.shape[:-1]:
+        rows *= n
+    matrix = input.ndim == 2  # else the batch dimensions are flattened into one
+
+    def backward(g):
+        g2 = g if matrix else backend.reshape(g, (rows, out_features))
+        grad_input = backend.matmul(g, w) if input.requires_grad else None
+        grad_weight = None
+        if weight.requires_grad:
+            grad_weight = backend.matmul(backend.swapaxes(g2, 0, 1),
+                                         x if matrix else backend.reshape(x, (rows, in_features)))
+        if bias is None:
+            return grad_input, grad_weight
+        return grad_input, grad_weight, (backend.sum(g2, axis=0) if bias.requires_grad else None)
+
+    return backward
 
 
 # --- einsum ----------------------------------------------------------------------------------

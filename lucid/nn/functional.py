@@ -13,6 +13,7 @@ import numbers
 import lucid
 
 from .._ops.embedding import lookup_rows
+from .._ops.linalg import linear as _linear
 from ._functional import activation as _activation
 from ._functional.activation import (  # noqa: F401 - re-exported
     elu, gelu, hardtanh, leaky_relu, log_softmax, mish, relu, relu6, sigmoid, silu, softmax, softplus, softsign, tanh,
@@ -68,9 +69,15 @@ def linear(input, weight, bias=None):
     _require_tensor(weight, "weight", "linear", 2)
     if weight.ndim not in (1, 2):
         raise RuntimeError(f"linear(): weight must be 1-D or 2-D, got {weight.ndim}-D")
-    out = lucid.matmul(input, weight.T if weight.ndim == 2 else weight)
     if bias is not None:
         _require_tensor(bias, "bias", "linear", 3)
+    if (weight.ndim == 2 and input.ndim and input.device == weight.device and input.dtype is weight.dtype
+            and input.dtype.is_floating_point
+            and (bias is None or (bias.shape == weight.shape[:1] and bias.dtype is input.dtype
+                                  and bias.device == input.device))):
+        return _linear(input, weight, bias)  # one node, torch's addmm
+    out = lucid.matmul(input, weight.T if weight.ndim == 2 else weight)
+    if bias is not None:
         if bias.shape != out.shape[-1:] and bias.numel() != 1:
             raise RuntimeError(
                 f"The expanded size of the tensor ({out.shape[-1] if out.ndim else 1}) must match the existing "

@@ -95,7 +95,7 @@ class Linear(Module):
         >>> layer.load_state_dict({"weight": lucid.tensor([[1.0, 2.0]]), "bias": lucid.tensor([0.5])})
         <All keys matched successfully>
         >>> layer(lucid.tensor([[1.0, 1.0]]))
-        tensor([[3.5]], grad_fn=<AddBackward>)
+        tensor([[3.5]], grad_fn=<AddmmBackward>)
         """
         return F.linear(input, self.weight, self.bias)
 
