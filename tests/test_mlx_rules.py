@@ -20,11 +20,11 @@ if lucid.is_available("gpu"):
 
     from lucid._backend import mlx_backend
 
-# the kinds of rule: stateless, one state, three (amsgrad, centered momentum), L2 and decoupled
-# decay, maximize, per-parameter scalars (ASGD); few, since each new kernel costs a C++ compile
-# on MLX's CPU build the first time
-SPLIT_CASES = [c for c in CASES if c.name in ("sgd_default", "sgd_momentum_wd_maximize", "adam_wd_amsgrad",
-                                              "adamw_default", "rmsprop_momentum_centered_wd", "asgd_default")]
+# the kinds of rule: one state with maximize and L2 decay, three (amsgrad), decoupled decay,
+# per-parameter scalars (ASGD); few, since on MLX's CPU build each new kernel is a C++ compile
+# the first time (these cost about 30 s on an empty kernel cache, a busy machine; 1 s after)
+SPLIT_CASES = [c for c in CASES if c.name in ("sgd_momentum_wd_maximize", "adam_wd_amsgrad", "adamw_default",
+                                              "asgd_default")]
 
 
 @pytest.fixture
