@@ -307,11 +307,12 @@ def _should_compile(items) -> bool:
     eagerly (LUCID_MLX_COMPILE=0, the path the test command also replays the golden files on).
 
     On a GPU compiling is what fuses the rule into one kernel per parameter. On Linux's CPU
-    build it was measured faster too (benchmarks/bench_optim_step.py, lucid compiled against
-    lucid eager, SGD-momentum, Adam and Adagrad): 1.2-1.8x faster with one tensor of 1e6 or
-    1e7 elements (before the split below), 1.4-2.7x at 500 x 2000 and 50 x 64x64. (mlx.optimizers' own compiled step is slower than its
-    eager one at 1 x 1e6 and above there; lucid's differs in splitting large arrays' kernels
-    per output, see :func:`_run_compiled`.)
+    build it was measured faster too (bench_optim_step.py's contenders, lucid compiled
+    against lucid eager, SGD-momentum, Adam and Adagrad): 1.2-1.8x with one tensor of 1e6
+    or 1e7 elements (before the split below), 1.4-2.7x at 500 x 2000 and 50 x 64x64.
+    (mlx.optimizers' own compiled step is slower than its eager one at 1 x 1e6 and above
+    there; lucid's differs in splitting large arrays' kernels per output, see
+    :func:`_run_compiled`.)
     """
     setting = _compile_setting()
     return setting not in ("0", "false", "no", "off")
@@ -398,7 +399,8 @@ def _compiled_group(rule, items, output):
     pattern = (len(rule.state), output, tuple(pattern))
     fn = _compiled.get((rule, pattern))
     if fn is None:
-        fn = _compiled[(rule, pattern)] = mx.compile(_group_step(rule.with_vocabulary(MLX_VOCABULARY), pattern))
+        step = _group_step(rule.with_vocabulary(MLX_VOCABULARY), pattern)
+        fn = _compiled[(rule, pattern)] = mx.compile(step)
     results = fn(inputs, numbers)
     if output is not None:
         return [[r] for r in results]
