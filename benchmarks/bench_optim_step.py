@@ -119,7 +119,7 @@ def mlx_step(name, kwargs, shapes, compiled: bool):
     optimizer = {"SGD": lambda: mo.SGD(lr, momentum=kwargs.get("momentum", 0.0)),
                  "Adam": lambda: mo.Adam(lr, bias_correction=True),  # torch's Adam
                  "AdamW": lambda: mo.AdamW(lr, bias_correction=True),
-                 "Adagrad": lambda: mo.Adagrad(lr),
+                 "Adagrad": lambda: mo.Adagrad(lr, eps=1e-10),  # torch's eps (MLX's default is 1e-8)
                  "RMSprop": lambda: mo.RMSprop(lr)}[name]()
     optimizer.init(params)
     mx.eval(params, optimizer.state)

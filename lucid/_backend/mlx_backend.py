@@ -65,6 +65,10 @@ class MlxBackend(Backend):
         return array  # arrays are values here: no write can reach another holder
 
     def eval(self, arrays):
+        if _evaluate_first:  # new parameters of split rule kernels first (see _run_compiled)
+            first = _evaluate_first[:]
+            _evaluate_first.clear()
+            mx.eval(first)
         mx.eval(list(arrays))
 
     def exp(self, a):
@@ -299,60 +303,129 @@ def _compile_setting() -> str:
 
 
 def _should_compile(items) -> bool:
-    """Whether to run a group's rule under mx.compile (LUCID_MLX_COMPILE=1), eagerly (=0), or
-    by default compiled: measured with benchmarks/bench_optim_step.py on Linux's CPU build,
-    compiling a group's rule was faster than running it eagerly at every layout measured
-    (1.3x at 1 x 1e6, about 2x at 50 x 64x64 and 500 x 2000), and on a GPU it is what fuses
-    the rule into one kernel."""
+    """Whether to run a group's rule under mx.compile (the default; LUCID_MLX_COMPILE=1) or
+    eagerly (LUCID_MLX_COMPILE=0, the path the test command also replays the golden files on).
+
+    On a GPU compiling is what fuses the rule into one kernel per parameter. On Linux's CPU
+    build it was measured faster too (bench_optim_step.py's contenders, lucid compiled
+    against lucid eager, SGD-momentum, Adam and Adagrad): 1.2-1.8x with one tensor of 1e6
+    or 1e7 elements (before the split below), 1.4-2.7x at 500 x 2000 and 50 x 64x64.
+    (mlx.optimizers' own compiled step is slower than its eager one at 1 x 1e6 and above
+    there; lucid's differs in splitting large arrays' kernels per output, see
+    :func:`_run_compiled`.)
+    """
     setting = _compile_setting()
     return setting not in ("0", "false", "no", "off")
 
 
+#: Above this many bytes an array is one output per kernel on MLX's CPU device (see
+#: :func:`_run_compiled`): glibc maps a buffer over 32 MiB fresh for every allocation, and
+#: MLX's CPU cache keeps no more than that, so an output that cannot take over its input's
+#: buffer is page-faulted in as it is written. Measured (minor faults of a fused Adam step,
+#: 3 outputs): 1 x 8e6 float32 (32 MB), about 2,200 a step; 1 x 9e6, 26,000: every page.
+SPLIT_BYTES = 32 << 20
+
 _compiled: dict = {}
+_numbers: dict = {}  # (value, dtype) -> 0-d array, reused across steps (bounded, see _number)
+_evaluate_first: list = []  # new parameters of split kernels, evaluated before their state
+
+
+def _number(value, dtype):
+    """``value`` as a 0-d array of ``dtype``: an input of compiled code, never a constant,
+    so that a new learning rate or bias correction does not trace again."""
+    key = (value, dtype) if value else (repr(value), dtype)  # -0.0 is not 0.0 here
+    found = _numbers.get(key)
+    if found is None:
+        if len(_numbers) > 1024:  # a schedule makes a new lr each step: keep the cache small
+            _numbers.clear()
+        found = _numbers[key] = mx.array(value, dtype=dtype)
+    return found
 
 
 def _run_compiled(rule, items):
-    """All of ``items`` through one ``mx.compile``d function (per rule and pattern of flags).
+    """``items`` through ``mx.compile``d functions, one per rule and pattern of flags.
 
-    Numbers become 0-d arrays of the parameter's dtype, so a new learning rate or bias
-    correction is a new input, not a new graph; bools and which decays apply are constants
-    of the compiled function (a change traces it again).
+    Numbers become 0-d arrays of the parameter's dtype, passed in once per group however
+    many parameters share them, so a new learning rate or bias correction is a new input,
+    not a new graph; bools and which decays apply are constants of the compiled function
+    (a change traces it again).
+
+    On a GPU (and for arrays up to :data:`SPLIT_BYTES`) one function computes every output of
+    the group: one fused kernel per parameter. On MLX's CPU device a kernel with several
+    outputs cannot give any of them its input's buffer, which costs a page fault per 4 KiB
+    written above 32 MiB; there each output of a large array gets its own kernel (the rule
+    evaluated once per output, the unused part removed by mx.compile), and the new
+    parameters are evaluated before the state (:meth:`MlxBackend.eval`), so that every
+    kernel finds its input's buffer free to take. Measured over 1 x 1e7 float32 on Linux:
+    SGD-momentum 22 ms a step instead of 98 fused, Adam 69 instead of 161.
     """
-    pattern, arrays, grads, numbers = [], [], [], []
-    scalar_cache: dict = {}
+    split = mx.default_device() == mx.cpu
+    small, large = [], []
+    for index, item in enumerate(items):
+        (large if split and item[0][0].nbytes > SPLIT_BYTES else small).append(index)
+    if not large:
+        return _compiled_group(rule, items, None)
+    out = [None] * len(items)
+    if small:
+        for index, arrays in zip(small, _compiled_group(rule, [items[i] for i in small], None)):
+            out[index] = arrays
+    chosen = [items[i] for i in large]
+    per_output = [_compiled_group(rule, chosen, k) for k in range(1 + len(rule.state))]
+    _evaluate_first.extend(arrays[0] for arrays in per_output[0])
+    for n, index in enumerate(large):
+        out[index] = [arrays[n][0] for arrays in per_output]
+    return out
 
-    def as_array(value, dtype):
-        key = (value, dtype)
-        found = scalar_cache.get(key)
-        if found is None:
-            found = scalar_cache[key] = mx.array(value, dtype=dtype)
-        return found
 
-    for item_arrays, grad, (negate, l2, shrink), scalars in items:
-        dtype = item_arrays[0].dtype
-        flags = tuple(v if isinstance(v, bool) else None for v in scalars)
-        pattern.append((negate, l2 is not None, shrink is not None, flags))
-        arrays.append(list(item_arrays))
-        grads.append(grad)
-        values = [v for v in (l2, shrink) if v is not None] + [v for v in scalars if not isinstance(v, bool)]
-        numbers.append([as_array(v, dtype) for v in values])
-    key = (rule, tuple(pattern))
-    fn = _compiled.get(key)
+def _compiled_group(rule, items, output):
+    """One compiled call over ``items``: per item its new arrays, or only the ``output``-th."""
+    inputs, numbers, specs, pattern = [], [], {}, []
+    for arrays, grad, (negate, l2, shrink), scalars in items:
+        dtype = arrays[0].dtype
+        key = (id(scalars), negate, l2, shrink, dtype)
+        spec = specs.get(key)
+        if spec is None:  # once per distinct scalars (the optimizer shares them in a group)
+            slots = []
+            for value in (l2, shrink, *scalars):
+                if value is None or isinstance(value, bool):
+                    slots.append(value)
+                else:
+                    slots.append(len(numbers))
+                    numbers.append(_number(value, dtype))
+            spec = specs[key] = (negate, tuple(slots))
+        pattern.append(spec)
+        inputs.extend(arrays)
+        inputs.append(grad)
+    pattern = (len(rule.state), output, tuple(pattern))
+    fn = _compiled.get((rule, pattern))
     if fn is None:
-        fn = _compiled[key] = mx.compile(_group_step(rule.with_vocabulary(MLX_VOCABULARY), tuple(pattern)))
-    return fn(arrays, grads, numbers)
+        step = _group_step(rule.with_vocabulary(MLX_VOCABULARY), pattern)
+        fn = _compiled[(rule, pattern)] = mx.compile(step)
+    results = fn(inputs, numbers)
+    if output is not None:
+        return [[r] for r in results]
+    width = 1 + len(rule.state)
+    return [results[i:i + width] for i in range(0, len(results), width)]
 
 
 def _group_step(fn, pattern):
-    def step(arrays, grads, numbers):
+    """The function mx.compile traces for one group: ``inputs`` holds per item the parameter,
+    its state and its gradient; ``numbers`` the 0-d arrays the items' slots point into."""
+    count, output, specs = pattern
+
+    def step(inputs, numbers):
         out = []
-        for (negate, has_l2, has_shrink, flags), item, grad, values in zip(pattern, arrays, grads, numbers):
-            values = list(values)
-            l2 = values.pop(0) if has_l2 else None
-            shrink = values.pop(0) if has_shrink else None
-            scalars = [flag if flag is not None else values.pop(0) for flag in flags]
-            param, g = _rules.prologue(item[0], grad, negate, l2, shrink)
-            out.append([r.astype(a.dtype) for r, a in zip(fn(param, g, *item[1:], *scalars), item)])
+        at = 0
+        for negate, slots in specs:
+            item, grad = inputs[at:at + count + 1], inputs[at + count + 1]
+            at += count + 2
+            values = [numbers[s] if type(s) is int else s for s in slots]  # noqa: E721 - bools are ints
+            param, g = _rules.prologue(item[0], grad, negate, values[0], values[1])
+            results = fn(param, g, *item[1:], *values[2:])
+            if output is not None:
+                results = results[output:output + 1]
+                item = item[output:output + 1]
+            out.extend(r if r.dtype == a.dtype else r.astype(a.dtype) for r, a in zip(results, item))
         return out
 
     return step
