@@ -91,6 +91,7 @@ class ParamGroups:
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
         self._flat = None
+        self._drop_plans()
         try:
             self._on_new_group(group)
         except Exception:
@@ -143,3 +144,12 @@ class ParamGroups:
                 else:
                     with no_grad():
                         param.grad.detach_().zero_()
+
+    def __repr__(self) -> str:
+        text = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            text += f"\nParameter Group {i}\n"
+            for key in sorted(group):
+                if key != "params":
+                    text += f"    {key}: {group[key]}\n"
+        return text + ")"
