@@ -25,28 +25,33 @@ made afresh after it:
 
 from __future__ import annotations
 
+from operator import itemgetter, methodcaller
+
 from .._tensor import RuleBatch, same_kind, same_layout
 
 
 class GroupPlan:
     """The parameters of ``group`` that step, with their state, grouped for one rule run each."""
 
-    __slots__ = ("group", "rule", "_param_ids", "_idle", "_checks", "_stepped", "batches", "_batch_states")
+    __slots__ = ("group", "rule", "_param_ids", "_idle", "_stepping_ids", "_states", "_state_ids",
+                 "_entry_ids", "_stepped", "batches", "_batch_states")
 
     def __init__(self, group: dict, rule, params, idle, states):
         self.group, self.rule = group, rule
         self._param_ids = list(map(id, group["params"]))
         self._idle = idle  # the parameters without a gradient: they must still have none
-        keys = rule.state
-        self._checks = [(param, state, tuple(state[key] for key in keys) if keys else ())
-                        for param, state in zip(params, states)]
+        # what ready() compares, as lists of ids (the objects are held here, so an id names one)
+        self._stepping_ids = list(map(id, params))
+        self._states = states
+        self._state_ids = list(map(id, states))
+        self._entry_ids = [list(map(id, map(itemgetter(key), states))) for key in rule.state]
         self._stepped = [state for state in states if state is not None and "step" in state]
         buckets: dict = {}
         for param, state in zip(params, states):
             buckets.setdefault((param.device, param.dtype), []).append((param, state))
         self.batches, self._batch_states = [], []
         for pairs in buckets.values():
-            self.batches.append(RuleBatch(rule, [(p, *(s[key] for key in keys)) for p, s in pairs]))
+            self.batches.append(RuleBatch(rule, [(p, *(s[key] for key in rule.state)) for p, s in pairs]))
             self._batch_states.append([s if s is not None else {} for _, s in pairs])
 
     @classmethod
@@ -90,13 +95,13 @@ class GroupPlan:
         for param in self._idle:
             if param.grad is not None:
                 return None
-        for param, state, tensors in self._checks:
-            if by_param.get(id(param)) is not state:
+        # the same state dicts, holding the same tensors under the rule's keys (a missing key
+        # reads as None): one pass per key, in C
+        if list(map(id, map(by_param.get, self._stepping_ids))) != self._state_ids:
+            return None
+        for key, ids in zip(self.rule.state, self._entry_ids):
+            if list(map(id, map(methodcaller("get", key), self._states))) != ids:
                 return None
-            if tensors:
-                for key, tensor in zip(self.rule.state, tensors):
-                    if state.get(key) is not tensor:
-                        return None
         grads = []
         for batch in self.batches:
             found = batch.grads()
