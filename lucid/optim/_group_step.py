@@ -14,6 +14,12 @@ from ._shared import scalar
 class GroupSteps:
     """Checking and updating the groups of a step (a part of :class:`~lucid.optim.Optimizer`)."""
 
+    #: Whether ``update`` takes row-sparse gradients (SGD, Adagrad and SparseAdam, as in
+    #: torch); the others refuse them with ``_sparse_refusal``, or "<class> does not support
+    #: sparse gradients" when that is empty, before anything changes.
+    _sparse_grads: bool = False
+    _sparse_refusal: str = ""
+
     def _check_grad(self, index: int, param: Tensor, grad) -> None:
         if not isinstance(grad, (Tensor, SparseTensor)):
             raise TypeError(f"the gradient of parameter {index} must be a Tensor, got {type(grad).__name__}")

@@ -1,20 +1,15 @@
 """The ``Optimizer`` base class: the step loop and the contract of a subclass.
 
-A subclass gives its defaults, ``_check_hyperparameters(group)`` (torch's ValueError for a
-bad value), ``init_state(param, group)`` and its update: an elementwise rule
-(``elementwise_rule`` and ``rule_scalars``, run fused by each backend, with ``maximize``,
-weight decay and the step count applied by the base), or ``update``, Tensor code for one
-parameter (L-BFGS, Muon, Adafactor, sparse gradients). The rest lives beside it, one concern
-per file: groups (``_groups``), hooks (``_hooks``), state and its conversions (``_state``),
-``state_dict`` (``_state_dict``), a group's checks and update (``_group_step``) and the plan
-that lets later steps skip the checks (``_plan``).
+The rest of the bookkeeping lives beside it, one concern per file: groups (``_groups``),
+hooks (``_hooks``), state and its conversions (``_state``), ``state_dict`` (``_state_dict``),
+a group's checks and update (``_group_step``) and the plan that lets later steps skip the
+checks (``_plan``).
 """
 
 from __future__ import annotations
 
 from .._autograd import enable_grad, no_grad
 from .._tensor import Tensor
-from . import _checks
 from . import schedules as _schedules
 from ._group_step import GroupSteps
 from ._groups import ParamGroups, required
@@ -50,21 +45,23 @@ class Optimizer(OptimizerHooks, ParamGroups, StateConversions, StateDictIO, Grou
 
     Notes
     -----
-    Where lucid differs from torch.optim on purpose (:doc:`/guide/differences` has them all):
-    a parameter's state follows it through ``.to()``, ``.half()`` and ``.double()``;
-    ``state_dict()`` and ``load_state_dict()`` copy tensors, and a load checks everything
-    before changing anything; ``step`` counts are Python ints; NaN or infinite
-    hyperparameters, non-numbers, counts below their least value and tuples of the wrong
-    length raise at construction, in ``add_param_group`` and in ``load_state_dict``; a
-    parameter listed twice raises ValueError; ``foreach``, ``fused`` and ``capturable`` are
-    accepted and stored but select nothing; ``differentiable=True`` raises
-    NotImplementedError. A step checks each parameter once and keeps what it found until
-    something changes (:mod:`lucid.optim._plan`), with the same errors.
+    Where lucid differs from torch.optim on purpose (all in :doc:`/guide/differences`): state
+    follows its parameter through ``.to()``, ``.half()`` and ``.double()``; ``state_dict()``
+    and ``load_state_dict()`` copy, and a load checks everything before it changes anything;
+    ``step`` counts are Python ints; NaN and infinite hyperparameters, non-numbers, counts
+    below their least value, tuples of the wrong length and a parameter listed twice raise
+    ValueError or TypeError; ``foreach``, ``fused`` and ``capturable`` are stored but select
+    nothing; ``differentiable=True`` raises NotImplementedError.
+
+    A subclass supplies its defaults, ``_check_hyperparameters(group)`` (torch's ValueError
+    for a bad value), :meth:`init_state`, and either an elementwise rule
+    (:meth:`elementwise_rule` and :meth:`rule_scalars`: the base applies ``maximize``, weight
+    decay and the step count, and each backend runs the rule fused) or :meth:`update`, Tensor
+    code for one parameter (L-BFGS, Muon, Adafactor, sparse gradients).
 
     Examples
     --------
-    A subclass gives the base its defaults, a parameter's first state and its update; the
-    base does the rest (groups, hooks, ``state_dict``, devices):
+    The base does the bookkeeping (groups, hooks, ``state_dict``, devices):
 
     >>> import lucid
     >>> from lucid import nn, optim
@@ -94,31 +91,14 @@ class Optimizer(OptimizerHooks, ParamGroups, StateConversions, StateDictIO, Grou
         self.defaults = defaults
         self._validate_hyperparameters(_schedules.attach(dict(defaults)))  # first, as torch does
         self._init_hooks()
-        if isinstance(params, Tensor):
-            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
-                            f"but got {params._describe()}")
-        if isinstance(params, (set, frozenset)):
-            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering "
-                            "of tensors in sets will change between runs. Please use a list instead.")
         self.state = OptimizerState(self)
         self.param_groups: list[dict] = []
         self._flat, self._state_shapes, self._plans = None, {}, {}
-        groups = list(params)
-        if not groups:
-            raise ValueError("optimizer got an empty parameter list")
-        for group in groups if isinstance(groups[0], dict) else [{"params": groups}]:
-            self.add_param_group(group)
+        self._add_initial_groups(params)
 
     # --- what each optimizer supplies ----------------------------------------------------
     def _check_hyperparameters(self, group: dict) -> None:
         """Raise ValueError for a hyperparameter out of range (torch's messages)."""
-
-    def _validate_hyperparameters(self, group: dict) -> None:
-        """The optimizer's own checks (torch's messages), then NaN and infinities torch lets through."""
-        _checks.number_types(group, placeholder=required)
-        _checks.structure(group)
-        self._check_hyperparameters(group)
-        _checks.finite_hyperparameters(group)
 
     def init_state(self, param: Tensor, group: dict) -> dict:
         """The state of ``param`` before its first update, made the first time it steps.
@@ -133,12 +113,6 @@ class Optimizer(OptimizerHooks, ParamGroups, StateConversions, StateDictIO, Grou
         ['exp_avg', 'exp_avg_sq', 'max_exp_avg_sq', 'step']
         """
         return {}
-
-    #: Whether ``update`` takes row-sparse gradients (SGD, Adagrad and SparseAdam, as in
-    #: torch); the others refuse them with ``_sparse_refusal``, or "<class> does not support
-    #: sparse gradients" when that is empty, before anything changes.
-    _sparse_grads: bool = False
-    _sparse_refusal: str = ""
 
     def elementwise_rule(self, group: dict):
         """The elementwise rule (:func:`lucid.optim.elementwise`) for ``group``'s settings, or
