@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import weakref
 import numbers
 
 from . import _autograd, _backend, _device, _dtype
@@ -1362,7 +1363,7 @@ class RuleBatch:
         self.lazy = self._backend.lazy
         self._flat = [t for item in self.tensors for t in item]
         self._storages = [t._box[0] for t in self._flat]
-        self._seen = [None] * len(self.params)  # the gradient arrays checked last time
+        self._seen = [None] * len(self.params)  # weak references to the gradient arrays checked last
         self._runner = self._backend.rule_batch(rule, [tuple(t._box[0] for t in item) for item in self.tensors])
 
     @staticmethod
@@ -1384,11 +1385,12 @@ class RuleBatch:
             if grad is None or grad.__class__ is not Tensor or grad._base is not None:
                 return None
             array = grad._box[0]
-            if array is not seen[j]:
+            checked = seen[j]
+            if checked is None or checked() is not array:
                 own = param._box[0]
                 if grad._backend is not backend or array.dtype != own.dtype or array.shape != own.shape:
                     return None
-                seen[j] = array
+                seen[j] = weakref.ref(array)  # weak: zero_grad(set_to_none=True) still frees it
             out.append(array)
         return out
 

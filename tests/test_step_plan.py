@@ -270,3 +270,19 @@ def test_without_numba_the_plan_runs_the_numpy_expressions(monkeypatch):
         twins = Twins(name, kwargs)
         twins.warm()
         twins.step()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_plan_does_not_keep_gradients_alive(device):
+    import gc
+    import weakref
+
+    twins = Twins("Adam", {"lr": 0.01}, device)
+    twins.warm()
+    grads = [weakref.ref(p.grad._box[0]) for p in twins.params]  # the backend's arrays, which a plan sees
+    twins.opt.zero_grad()  # set_to_none: the gradients' memory goes back, as in torch
+    twins.ref.zero_grad()
+    gc.collect()
+    assert all(ref() is None for ref in grads)
+    twins.step()
+    twins.step()

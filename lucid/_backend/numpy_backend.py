@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import weakref
 
 import numpy as np
 
@@ -242,7 +243,7 @@ class _NumbaBatch:
         table = [(item[0].size, *(self._address(a) for a in item)) for item in arrays if _all_contiguous(item)]
         self._table = np.array(table, dtype=np.int64).reshape(len(table), 2 + len(rule.state))
         self._in_table = [k for k, item in enumerate(arrays) if _all_contiguous(item)]
-        self._grads = [None] * len(self._in_table)  # the gradient arrays whose addresses are below
+        self._grads = [None] * len(self._in_table)  # weak references to the gradients whose addresses are below
         self._grad_addresses = np.zeros(len(self._in_table), dtype=np.int64)
         self._shared_row = np.zeros(len(self._in_table), dtype=np.int64)
         self._own_rows = np.arange(len(self._in_table), dtype=np.int64)
@@ -255,7 +256,8 @@ class _NumbaBatch:
         held = []  # contiguous copies of strided gradients, alive until the call returns
         for j, k in enumerate(self._in_table):
             grad = grads[k]
-            if grad is not kept[j]:
+            known = kept[j]
+            if known is None or known() is not grad:
                 where = self._address(grad)
                 if where < 0:
                     grad = np.ascontiguousarray(grad)
@@ -263,7 +265,7 @@ class _NumbaBatch:
                     where = self._address(grad)
                     kept[j] = None
                 else:
-                    kept[j] = grad
+                    kept[j] = weakref.ref(grad)  # weak: a gradient set to None is still freed
                 addresses[j] = where
         if shared:
             rows, index = np.array([scalars], dtype=dtype), self._shared_row

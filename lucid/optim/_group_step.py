@@ -147,7 +147,7 @@ class GroupSteps:
         lazy = []
         for _, pairs in work:
             if isinstance(pairs, tuple):
-                lazy.extend(batch.tensors for batch in pairs[0].batches if batch.lazy)
+                lazy.extend(pairs[0].lazy_values())
             else:
                 params = lazy_only(param for param, _ in pairs)
                 lazy.extend((params, [self.state.for_param(param) or {} for param in params]))

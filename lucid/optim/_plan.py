@@ -130,3 +130,8 @@ class GroupPlan:
                     scalars = [found[k] if k in found else found.setdefault(k, optimizer.rule_scalars(group, p, s))
                                for k, p, s in zip(keys, params, states)]
             batch.run(batch_grads, scalars, decay)
+
+    def lazy_values(self) -> list:
+        """What a step changed on a lazy device (MLX), to evaluate: each lazy batch's tensors
+        and its parameters' whole state (NAdam's ``mu_product``, ASGD's ``eta`` change too)."""
+        return [(batch.tensors, states) for batch, states in zip(self.batches, self._batch_states) if batch.lazy]
