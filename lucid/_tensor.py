@@ -1407,7 +1407,7 @@ class RuleBatch:
             if not self._backend.views_share_memory:  # MLX: new arrays; they are the storages now
                 for item, arrays in zip(self.tensors, results):
                     for tensor, array in zip(item, arrays):
-                        tensor._box[0] = array
+                        tensor._data = array  # the setter also clears the cached layout
                 self._storages = [t._box[0] for t in self._flat]
         for tensor in self._flat:
             tensor._versions[0] += 1
