@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import weakref
 import numbers
 
 from . import _autograd, _backend, _device, _dtype
@@ -1326,6 +1327,90 @@ def run_rule_(rule, items) -> None:
                 if rebind:
                     tensor._data = array
                 tensor._versions[0] += 1
+
+
+class RuleBatch:
+    """Tensors updated together by one elementwise rule, step after step: the parameters of
+    an optimizer group that share a device and dtype, each with its state tensors.
+
+    Made once and kept while it is :meth:`current`; :meth:`grads` checks each step what can
+    change between steps (each parameter has a dense gradient of its layout, no storage was
+    replaced), and :meth:`run` runs the rule over them in one backend call where the backend
+    has a batch runner (numba on "cpu"), else through its ``run_rule``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn
+    >>> from lucid._tensor import RuleBatch
+    >>> from lucid.optim.sgd import sgd
+    >>> w = nn.Parameter(lucid.tensor([1.0, 2.0]))
+    >>> w.grad = lucid.tensor([1.0, 1.0])
+    >>> batch = RuleBatch(sgd, [(w,)])
+    >>> grads = batch.grads()
+    >>> with lucid.no_grad():
+    ...     batch.run(grads, (-0.5,), (False, None, None))
+    >>> w.detach()
+    tensor([0.5, 1.5])
+    """
+
+    __slots__ = ("rule", "tensors", "params", "lazy", "_flat", "_storages", "_backend", "_runner", "_seen")
+
+    def __init__(self, rule, tensors):
+        self.rule, self.tensors = rule, [tuple(item) for item in tensors]
+        self.params = [item[0] for item in self.tensors]
+        self._backend = self.params[0]._backend
+        self.lazy = self._backend.lazy
+        self._flat = [t for item in self.tensors for t in item]
+        self._storages = [t._box[0] for t in self._flat]
+        self._seen = [None] * len(self.params)  # weak references to the gradient arrays checked last
+        self._runner = self._backend.rule_batch(rule, [tuple(t._box[0] for t in item) for item in self.tensors])
+
+    @staticmethod
+    def accepts(tensors) -> bool:
+        """Whether ``tensors`` (dense, one device and dtype) may form a batch: no view of
+        another tensor's storage on a backend whose views are copies (its data is re-derived)."""
+        return all(t._base is None for t in tensors)
+
+    def grads(self):
+        """The parameters' gradients as the backend's arrays, or None when a step cannot run
+        as planned: a parameter has no gradient, or one that is sparse, a view (on MLX), or of
+        another device, dtype or shape, or a tensor's storage was replaced (``.data = ...``)."""
+        for tensor, storage in zip(self._flat, self._storages):
+            if tensor._box[0] is not storage:
+                return None
+        out, seen, backend = [], self._seen, self._backend
+        for j, param in enumerate(self.params):
+            grad = param._grad
+            if grad is None or grad.__class__ is not Tensor or grad._base is not None:
+                return None
+            array = grad._box[0]
+            checked = seen[j]
+            if checked is None or checked() is not array:
+                own = param._box[0]
+                if grad._backend is not backend or array.dtype != own.dtype or array.shape != own.shape:
+                    return None
+                seen[j] = weakref.ref(array)  # weak: zero_grad(set_to_none=True) still frees it
+            out.append(array)
+        return out
+
+    def run(self, grads, scalars, decay) -> None:
+        """Run the rule from ``grads`` (from :meth:`grads`); ``scalars`` is one tuple for every
+        parameter or a list of one per parameter; ``decay`` is ``(negate, l2, shrink)``."""
+        if self._runner is not None:
+            self._runner.run(grads, scalars, decay)
+        else:
+            shared = isinstance(scalars, tuple)
+            items = [(tuple(t._box[0] for t in item), grad, decay, scalars if shared else scalars[j])
+                     for j, (item, grad) in enumerate(zip(self.tensors, grads))]
+            results = self._backend.run_rule(self.rule, items)
+            if not self._backend.views_share_memory:  # MLX: new arrays; they are the storages now
+                for item, arrays in zip(self.tensors, results):
+                    for tensor, array in zip(item, arrays):
+                        tensor._data = array  # the setter also clears the cached layout
+                self._storages = [t._box[0] for t in self._flat]
+        for tensor in self._flat:
+            tensor._versions[0] += 1
 
 
 def _rebuild_tensor(array, device, dtype, requires_grad) -> Tensor:

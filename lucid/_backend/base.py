@@ -434,6 +434,18 @@ class Backend:
         """
         raise NotImplementedError
 
+    def rule_batch(self, rule, arrays):
+        """A runner of ``rule`` over the same arrays step after step, or None (the default)
+        where this backend has nothing faster than :meth:`run_rule` on each step.
+
+        ``arrays`` holds, per item, the parameter and its state arrays, of one dtype. The
+        runner's ``run(grads, scalars, decay)`` updates them in place (a runner exists only
+        where arrays are updated in place) from one gradient per item, with ``scalars`` one
+        tuple for every item or a list of one per item, and ``decay`` the prologue's
+        ``(negate, l2, shrink)``. The caller keeps the arrays and checks the gradients.
+        """
+        return None
+
     @property
     def rule_runner(self) -> str:
         """How this backend runs update rules here (for benchmarks and messages)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import weakref
 
 import numpy as np
 
@@ -207,6 +208,12 @@ class NumpyBackend(Backend):
                        *args)
         return [arrays for arrays, *_ in items]
 
+    def rule_batch(self, rule, arrays):
+        jit = self._jit()
+        if jit is None or arrays[0][0].dtype not in _JIT_DTYPES:
+            return None
+        return _NumbaBatch(jit, rule, arrays)
+
     @staticmethod
     def _evaluate_rule(rule, arrays, grad, decay, scalars):
         """``rule`` as NumPy array expressions, its results written into ``arrays``."""
@@ -220,6 +227,58 @@ class NumpyBackend(Backend):
         results = [r.copy() if any(r is a for a in arrays) else r for r in results]
         for target, value in zip(arrays, results):
             np.copyto(target, value, casting="unsafe")
+
+
+class _NumbaBatch:
+    """One rule over the same parameter and state arrays (one dtype) step after step, in one
+    compiled call: their addresses are kept in a table, and only a gradient that is a new
+    array since the last step has its address read again. An array that is not contiguous
+    (a parameter, a state, or a gradient) is run on its own by the per-tensor path."""
+
+    def __init__(self, jit, rule, arrays):
+        self._rule, self._kernel, self._address = rule, jit.multi_kernel(rule), jit.address_function()
+        self._dtype = arrays[0][0].dtype
+        self._alone = [k for k, item in enumerate(arrays) if not _all_contiguous(item)]
+        self._arrays = arrays
+        table = [(item[0].size, *(self._address(a) for a in item)) for item in arrays if _all_contiguous(item)]
+        self._table = np.array(table, dtype=np.int64).reshape(len(table), 2 + len(rule.state))
+        self._in_table = [k for k, item in enumerate(arrays) if _all_contiguous(item)]
+        self._grads = [None] * len(self._in_table)  # weak references to the gradients whose addresses are below
+        self._grad_addresses = np.zeros(len(self._in_table), dtype=np.int64)
+        self._shared_row = np.zeros(len(self._in_table), dtype=np.int64)
+        self._own_rows = np.arange(len(self._in_table), dtype=np.int64)
+
+    def run(self, grads, scalars, decay):
+        """Update every array from ``grads`` (one per item, in order, each of its parameter's
+        shape and dtype); ``scalars`` is one tuple for all, or a list of one per item."""
+        shared = isinstance(scalars, tuple)
+        dtype, kept, addresses = self._dtype, self._grads, self._grad_addresses
+        held = []  # contiguous copies of strided gradients, alive until the call returns
+        for j, k in enumerate(self._in_table):
+            grad = grads[k]
+            known = kept[j]
+            if known is None or known() is not grad:
+                where = self._address(grad)
+                if where < 0:
+                    grad = np.ascontiguousarray(grad)
+                    held.append(grad)
+                    where = self._address(grad)
+                    kept[j] = None
+                else:
+                    kept[j] = weakref.ref(grad)  # weak: a gradient set to None is still freed
+                addresses[j] = where
+        if shared:
+            rows, index = np.array([scalars], dtype=dtype), self._shared_row
+        else:
+            rows, index = np.array([scalars[k] for k in self._in_table], dtype=dtype), self._own_rows
+        negate, l2, shrink = decay
+        cast = dtype.type
+        l2 = None if l2 is None else cast(l2)
+        shrink = None if shrink is None else cast(shrink)
+        self._kernel(self._table, addresses, rows, index, negate, l2, shrink)
+        for k in self._alone:
+            NumpyBackend._evaluate_rule(self._rule, self._arrays[k], grads[k], decay,
+                                        scalars if shared else scalars[k])
 
 
 _erf_double = np.frompyfunc(math.erf, 1, 1)  # NumPy has no erf: libm's, element by element

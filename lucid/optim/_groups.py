@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .._autograd import no_grad
 from .._tensor import Tensor
+from . import _checks
 from . import schedules as _schedules
 
 class _RequiredParameter:
@@ -16,8 +17,32 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
+_UNORDERED = ("optimizer parameters need to be organized in ordered collections, but the ordering "
+              "of tensors in sets will change between runs. Please use a list instead.")
+
+
 class ParamGroups:
     """``param_groups`` and what reads them (a part of :class:`~lucid.optim.Optimizer`)."""
+
+    def _add_initial_groups(self, params) -> None:
+        """The constructor's ``params``: parameters, (name, parameter) pairs or group dicts."""
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            f"but got {params._describe()}")
+        if isinstance(params, (set, frozenset)):
+            raise TypeError(_UNORDERED)
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        for group in groups if isinstance(groups[0], dict) else [{"params": groups}]:
+            self.add_param_group(group)
+
+    def _validate_hyperparameters(self, group: dict) -> None:
+        """The optimizer's own checks (torch's messages), then NaN and infinities torch lets through."""
+        _checks.number_types(group, placeholder=required)
+        _checks.structure(group)
+        self._check_hyperparameters(group)
+        _checks.finite_hyperparameters(group)
 
     def add_param_group(self, param_group: dict) -> None:
         """Add a group of parameters, with its own hyperparameters, to optimise from now on.
@@ -48,10 +73,7 @@ class ParamGroups:
         if isinstance(params, Tensor):
             params = [params]
         elif isinstance(params, (set, frozenset)):
-            raise TypeError(
-                "optimizer parameters need to be organized in ordered collections, but the ordering "
-                "of tensors in sets will change between runs. Please use a list instead."
-            )
+            raise TypeError(_UNORDERED)
         else:
             params = list(params)
         names = [p[0] for p in params if isinstance(p, tuple)]
@@ -91,6 +113,7 @@ class ParamGroups:
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
         self._flat = None
+        self._drop_plans()
         try:
             self._on_new_group(group)
         except Exception:
@@ -143,3 +166,12 @@ class ParamGroups:
                 else:
                     with no_grad():
                         param.grad.detach_().zero_()
+
+    def __repr__(self) -> str:
+        text = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            text += f"\nParameter Group {i}\n"
+            for key in sorted(group):
+                if key != "params":
+                    text += f"    {key}: {group[key]}\n"
+        return text + ")"

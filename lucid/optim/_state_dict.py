@@ -105,6 +105,7 @@ class StateDictIO:
             group.update(new)
         self.state._by_param = new_state
         self._state_shapes = {}
+        self._drop_plans()
         for hook in self._load_state_dict_post_hooks.values():
             hook(self)
 
@@ -203,3 +204,4 @@ class StateDictIO:
         self.state = OptimizerState(self)
         self._flat = None
         self._state_shapes = {}
+        self._drop_plans()

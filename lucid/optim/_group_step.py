@@ -1,0 +1,155 @@
+"""A group's update: the checks of every gradient and state before anything changes, the
+general path (state created and converted, the rule or ``update`` run) and the plans that
+let later steps skip it (:mod:`~lucid.optim._plan`)."""
+
+from __future__ import annotations
+
+from .. import _factory
+from .._sparse import SparseTensor
+from .._tensor import Tensor, eval as lucid_eval, lazy_only, run_rule_, same_layout
+from ._plan import GroupPlan
+from ._shared import scalar
+
+
+class GroupSteps:
+    """Checking and updating the groups of a step (a part of :class:`~lucid.optim.Optimizer`)."""
+
+    #: Whether ``update`` takes row-sparse gradients (SGD, Adagrad and SparseAdam, as in
+    #: torch); the others refuse them with ``_sparse_refusal``, or "<class> does not support
+    #: sparse gradients" when that is empty, before anything changes.
+    _sparse_grads: bool = False
+    _sparse_refusal: str = ""
+
+    def _check_grad(self, index: int, param: Tensor, grad) -> None:
+        if not isinstance(grad, (Tensor, SparseTensor)):
+            raise TypeError(f"the gradient of parameter {index} must be a Tensor, got {type(grad).__name__}")
+        if grad.device != param.device:
+            raise RuntimeError(
+                f"the gradient of parameter {index} is on {grad.device}, but the parameter is on {param.device}"
+            )
+        if grad.dtype is not param.dtype:
+            raise RuntimeError(
+                f"the gradient of parameter {index} has dtype {grad.dtype}, but the parameter has {param.dtype}"
+            )
+        if grad.shape != param.shape:
+            raise RuntimeError(
+                f"the gradient of parameter {index} has shape {grad.shape}, but the parameter has {param.shape}"
+            )
+        if grad.is_sparse and not self._sparse_grads:
+            raise RuntimeError(self._sparse_refusal or f"{type(self).__name__} does not support sparse gradients")
+
+    def _check_sparse_grad(self, group: dict) -> None:
+        """Raise torch's error when ``group``'s settings rule out a sparse gradient (checked
+        before any parameter changes)."""
+
+    def _drop_plans(self) -> None:
+        """Forget every group's plan (groups added, state loaded): the next step makes them anew."""
+        self._plans = {}
+
+    def _work(self) -> list:
+        """Per group, ``(group, pairs)``: the ``(param, grad)`` pairs that step, every
+        gradient and state checked first, or, where the group's plan holds, the plan and its
+        gradients."""
+        work, index = [], 0
+        plans, by_param = self._plans, self.state._by_param
+        for group in self.param_groups:
+            plan = plans.get(id(group))
+            if plan is not None and plan.group is group:
+                grads = plan.ready(by_param, self.elementwise_rule(group))
+                if grads is not None:
+                    work.append((group, (plan, grads)))
+                    index += len(group["params"])
+                    continue
+            pairs = []
+            for param in group["params"]:
+                grad = param.grad
+                if grad is not None:
+                    if not same_layout(param, grad):  # the full checks, with their messages
+                        self._check_grad(index, param, grad)
+                        if grad.is_sparse:
+                            self._check_sparse_grad(group)
+                    state = self.state.for_param(param)
+                    if state and self._state_shapes.get(id(param)) != param.shape:
+                        self._check_state_fits(index, param, state, group)
+                    pairs.append((param, grad))
+                index += 1
+            work.append((group, pairs))
+        return work
+
+    def _update_group(self, group: dict, pairs) -> None:
+        """Update one group's parameters from their (checked) gradients: ``pairs`` from
+        :meth:`_work`.
+
+        This is the per-group seam: a subclass or a wrapper that shards the work (ZeRO) or
+        fuses it differently replaces this method (and gets the ``(param, grad)`` pairs: its
+        groups are not planned). An optimizer with an elementwise rule runs it over every
+        dense gradient of the group in one call to the backend; the others (and sparse
+        gradients) go through ``update`` one parameter at a time.
+        """
+        if isinstance(pairs, tuple):  # the group's plan holds: run it
+            plan, grads = pairs
+            plan.run(self, grads)
+            return
+        maximize = group.get("maximize", False)
+        rule = self.elementwise_rule(group)
+        dense = []
+        for param, grad in pairs:
+            state = self._state_of(param, group)
+            if rule is None or grad.is_sparse:
+                self.update(param, -grad if maximize else grad, state, group)
+            else:
+                dense.append((param, grad, state))
+        if dense:
+            self._run_rule(group, rule, dense, maximize)
+        for param, _ in pairs:
+            if not self.state.for_param(param):  # a stateless rule (SGD without momentum) keeps none, as torch
+                self.state._by_param.pop(id(param), None)
+        if type(self)._update_group is GroupSteps._update_group:
+            self._plans[id(group)] = GroupPlan.of(self, group, rule)
+
+    def _run_rule(self, group: dict, rule, triples: list, negate: bool) -> None:
+        """``rule`` over ``(param, grad, state)`` triples: step counts, decay and scalars, then one backend call."""
+        decay = (negate, *self._decay(group))
+        scalars_at: dict = {}
+        items = []
+        for param, grad, state in triples:
+            if "step" in state:
+                state["step"] += 1
+            if self._per_param_scalars:
+                scalars = self.rule_scalars(group, param, state)
+            else:  # the same for every parameter of a dtype at the same step: computed once
+                key = (self._scalars_key(state), param.dtype)
+                scalars = scalars_at.get(key)
+                if scalars is None:
+                    scalars = scalars_at[key] = self.rule_scalars(group, param, state)
+            for key in rule.state:
+                if key not in state:  # state the rule keeps but the parameter lacks starts at zero
+                    state[key] = _factory.zeros_like(param)
+            items.append(((param, *(state[key] for key in rule.state)), grad, decay, scalars))
+        run_rule_(rule, items)
+
+    def _scalars_key(self, state: dict):
+        """What a parameter's rule scalars depend on besides the group and dtype: the step count."""
+        return state.get("step")
+
+    def _decay(self, group: dict) -> tuple:
+        """``(l2, shrink)`` for the prologue: L2 weight decay's factor, or decoupled decay's
+        ``1 - lr * weight_decay`` (in a Tensor lr's dtype, as torch), None where absent."""
+        decay = group.get("weight_decay", 0) if self._weight_decay else 0
+        if decay == 0:
+            return None, None
+        if self._weight_decay == "decoupled" or group.get("decoupled_weight_decay", False):
+            return None, float(scalar(1 - group["lr"] * decay))
+        return float(scalar(decay)), None
+
+    def _evaluate_step(self, work) -> None:
+        """Evaluate, once, every parameter and state array a step changed (MLX is lazy)."""
+        lazy = []
+        for _, pairs in work:
+            if isinstance(pairs, tuple):
+                lazy.extend(pairs[0].lazy_values())
+            else:
+                params = lazy_only(param for param, _ in pairs)
+                lazy.extend((params, [self.state.for_param(param) or {} for param in params]))
+        if any(lazy):
+            lucid_eval(lazy)
