@@ -1245,6 +1245,9 @@ def eval(*tensors) -> None:  # noqa: A001 - mx.eval's name, as lucid.eval
         if isinstance(value, Tensor):
             if value._backend.lazy:
                 by_backend.setdefault(value._backend, []).append(value._data)
+        elif value.__class__ is RuleBatch:  # an optimizer's batch: its arrays, without a walk
+            if value.lazy:
+                by_backend.setdefault(value._backend, []).extend(value._storages)
         elif getattr(value, "is_sparse", False):  # a lucid.SparseTensor: its rows and values
             if value._backend.lazy:
                 by_backend.setdefault(value._backend, []).extend((value._rows, value._vals))
@@ -1397,7 +1400,12 @@ class RuleBatch:
     def run(self, grads, scalars, decay) -> None:
         """Run the rule from ``grads`` (from :meth:`grads`); ``scalars`` is one tuple for every
         parameter or a list of one per parameter; ``decay`` is ``(negate, l2, shrink)``."""
-        if self._runner is not None:
+        if self._runner is not None and self.lazy:  # new arrays, in the order of self._flat
+            results = self._runner.run([t._box[0] for t in self._flat], grads, scalars, decay)
+            for tensor, array in zip(self._flat, results):
+                tensor._box[0] = array  # same shape and dtype: the cached layout still holds
+            self._storages = results
+        elif self._runner is not None:
             self._runner.run(grads, scalars, decay)
         else:
             shared = isinstance(scalars, tuple)

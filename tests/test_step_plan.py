@@ -286,3 +286,18 @@ def test_a_plan_does_not_keep_gradients_alive(device):
     assert all(ref() is None for ref in grads)
     twins.step()
     twins.step()
+
+
+@pytest.mark.parametrize("device", DEVICES[1:])
+@pytest.mark.parametrize("name,kwargs", [OPTIMIZERS[0], OPTIMIZERS[3]])
+def test_gpu_batches_run_compiled_once_per_group(name, kwargs, device, monkeypatch):
+    """On MLX a planned group runs its rule through the batch runner (one compiled call with
+    the per-item work done once), or, with LUCID_MLX_COMPILE=0, eagerly; both equal the twin."""
+    for setting, compiled in (("1", True), ("0", False)):
+        monkeypatch.setenv("LUCID_MLX_COMPILE", setting)
+        twins = Twins(name, kwargs, device)
+        twins.warm()
+        (batch,) = twins.opt._plans[id(twins.opt.param_groups[0])].batches
+        assert (batch._runner is not None) is compiled
+        for _ in range(3):
+            twins.step()

@@ -443,6 +443,10 @@ class Backend:
         where arrays are updated in place) from one gradient per item, with ``scalars`` one
         tuple for every item or a list of one per item, and ``decay`` the prologue's
         ``(negate, l2, shrink)``. The caller keeps the arrays and checks the gradients.
+
+        On a backend whose arrays are values (MLX, which is :attr:`lazy`), the runner's
+        ``run(arrays, grads, scalars, decay)`` takes the current arrays flat (per item the
+        parameter, then its state) and returns their new values in that order.
         """
         return None
 

@@ -204,6 +204,16 @@ class MlxBackend(Backend):
             out.append(_keep_dtypes(fn(param, grad, *arrays[1:], *scalars), arrays))
         return out
 
+    def rule_batch(self, rule, arrays):
+        """A :class:`_CompiledBatch` where the group's rule runs compiled in one fused kernel
+        per parameter; None where it runs eagerly, or split per output (an array over
+        :data:`SPLIT_BYTES` on MLX's CPU device, see :func:`_run_compiled`)."""
+        if not _should_compile(()):
+            return None
+        if mx.default_device() == mx.cpu and any(item[0].nbytes > SPLIT_BYTES for item in arrays):
+            return None
+        return _CompiledBatch(rule, len(arrays))
+
 
 
 def _slice(a, axis, start, stop):
@@ -406,6 +416,47 @@ def _compiled_group(rule, items, output):
         return [[r] for r in results]
     width = 1 + len(rule.state)
     return [results[i:i + width] for i in range(0, len(results), width)]
+
+
+class _CompiledBatch:
+    """One rule over the same parameters step after step, compiled: :func:`_compiled_group`
+    with the per-item work done once. Its ``run(arrays, grads, scalars, decay)`` takes the
+    parameters' and state arrays flat (per item the parameter, then its state in the rule's
+    order) and returns their new values in that order; the caller keeps the arrays."""
+
+    __slots__ = ("_rule", "_width", "_specs")
+
+    def __init__(self, rule, count: int):
+        self._rule, self._width = rule, 1 + len(rule.state)
+        self._specs: dict = {}  # (negate, slots) -> the group's pattern, built once
+
+    def run(self, arrays, grads, scalars, decay) -> list:
+        width = self._width
+        if not isinstance(scalars, tuple):  # one row per parameter (NAdam, ASGD): the general call
+            items = [(arrays[j * width:(j + 1) * width], grad, decay, scalars[j]) for j, grad in enumerate(grads)]
+            return [array for out in _compiled_group(self._rule, items, None) for array in out]
+        negate, l2, shrink = decay
+        dtype = arrays[0].dtype
+        slots, numbers = [], []
+        for value in (l2, shrink, *scalars):
+            if value is None or isinstance(value, bool):
+                slots.append(value)
+            else:
+                slots.append(len(numbers))
+                numbers.append(_number(value, dtype))
+        spec = (negate, tuple(slots))
+        pattern = self._specs.get(spec)
+        if pattern is None or len(pattern[2]) != len(grads):
+            pattern = self._specs[spec] = (width - 1, None, (spec,) * len(grads))
+        fn = _compiled.get((self._rule, pattern))
+        if fn is None:
+            step = _group_step(self._rule.with_vocabulary(MLX_VOCABULARY), pattern)
+            fn = _compiled[(self._rule, pattern)] = mx.compile(step)
+        inputs = []
+        for j, grad in enumerate(grads):  # per item its arrays, then its gradient (as _group_step reads them)
+            inputs.extend(arrays[j * width:(j + 1) * width])
+            inputs.append(grad)
+        return fn(inputs, numbers)
 
 
 def _group_step(fn, pattern):

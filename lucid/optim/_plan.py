@@ -34,7 +34,7 @@ class GroupPlan:
     """The parameters of ``group`` that step, with their state, grouped for one rule run each."""
 
     __slots__ = ("group", "rule", "_param_ids", "_idle", "_stepping_ids", "_states", "_state_ids",
-                 "_entry_ids", "_stepped", "batches", "_batch_states")
+                 "_entry_ids", "_stepped", "batches", "_batch_states", "_state_lengths", "_extras")
 
     def __init__(self, group: dict, rule, params, idle, states):
         self.group, self.rule = group, rule
@@ -53,6 +53,10 @@ class GroupPlan:
         for pairs in buckets.values():
             self.batches.append(RuleBatch(rule, [(p, *(s[key] for key in rule.state)) for p, s in pairs]))
             self._batch_states.append([s if s is not None else {} for _, s in pairs])
+        kept = {*rule.state, "step"}
+        self._state_lengths = [list(map(len, states)) for states in self._batch_states]
+        self._extras = [[s for s in states if not kept.issuperset(s)]
+                        for states in self._batch_states]
 
     @classmethod
     def of(cls, optimizer, group: dict, rule):
@@ -134,4 +138,10 @@ class GroupPlan:
     def lazy_values(self) -> list:
         """What a step changed on a lazy device (MLX), to evaluate: each lazy batch's tensors
         and its parameters' whole state (NAdam's ``mu_product``, ASGD's ``eta`` change too)."""
-        return [(batch.tensors, states) for batch, states in zip(self.batches, self._batch_states) if batch.lazy]
+        out = []
+        for batch, states, lengths, extras in zip(self.batches, self._batch_states, self._state_lengths, self._extras):
+            if batch.lazy:
+                # the batch's arrays, then the state entries beyond the rule's (all of it when
+                # an entry was added since the plan was made)
+                out.extend((batch, extras if list(map(len, states)) == lengths else states))
+        return out
