@@ -352,6 +352,20 @@ def _number(value, dtype):
     return found
 
 
+def _slots(values, dtype, numbers: list) -> tuple:
+    """What the compiled step reads for each of ``values`` (the prologue's l2 and shrink, then
+    the rule's scalars): None and bools as they are (constants of the trace), and for a
+    number its index in ``numbers``, to which its 0-d array is appended."""
+    slots = []
+    for value in values:
+        if value is None or isinstance(value, bool):
+            slots.append(value)
+        else:
+            slots.append(len(numbers))
+            numbers.append(_number(value, dtype))
+    return tuple(slots)
+
+
 def _run_compiled(rule, items):
     """``items`` through ``mx.compile``d functions, one per rule and pattern of flags.
 
@@ -395,14 +409,7 @@ def _compiled_group(rule, items, output):
         key = (id(scalars), negate, l2, shrink, dtype)
         spec = specs.get(key)
         if spec is None:  # once per distinct scalars (the optimizer shares them in a group)
-            slots = []
-            for value in (l2, shrink, *scalars):
-                if value is None or isinstance(value, bool):
-                    slots.append(value)
-                else:
-                    slots.append(len(numbers))
-                    numbers.append(_number(value, dtype))
-            spec = specs[key] = (negate, tuple(slots))
+            spec = specs[key] = (negate, _slots((l2, shrink, *scalars), dtype, numbers))
         pattern.append(spec)
         inputs.extend(arrays)
         inputs.append(grad)
@@ -436,15 +443,8 @@ class _CompiledBatch:
             items = [(arrays[j * width:(j + 1) * width], grad, decay, scalars[j]) for j, grad in enumerate(grads)]
             return [array for out in _compiled_group(self._rule, items, None) for array in out]
         negate, l2, shrink = decay
-        dtype = arrays[0].dtype
-        slots, numbers = [], []
-        for value in (l2, shrink, *scalars):
-            if value is None or isinstance(value, bool):
-                slots.append(value)
-            else:
-                slots.append(len(numbers))
-                numbers.append(_number(value, dtype))
-        spec = (negate, tuple(slots))
+        numbers: list = []
+        spec = (negate, _slots((l2, shrink, *scalars), arrays[0].dtype, numbers))
         pattern = self._specs.get(spec)
         if pattern is None or len(pattern[2]) != len(grads):
             pattern = self._specs[spec] = (width - 1, None, (spec,) * len(grads))
