@@ -38,3 +38,16 @@ def test_optimizer_benchmark_only_prints_the_one_table_asked_for(capsys):
     out = capsys.readouterr().out
     assert "## 3. training step" in out
     assert "## 1. optimizer.step()" not in out and "## 2." not in out
+
+
+def test_mlx_floor_benchmark_quick_mode_prints_a_row_per_optimizer_and_layout(capsys):
+    pytest.importorskip("mlx.core")
+    import bench_mlx_floor
+    import bench_optim_step
+
+    assert bench_mlx_floor.main(["--quick"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| ") and "---" not in line and "optimizer" not in line]
+    assert len(rows) == 3 * len(bench_optim_step.QUICK_LAYOUTS)
+    for row in rows:
+        assert all(float(c.strip()) > 0 for c in row.split("|")[3:8]), row
