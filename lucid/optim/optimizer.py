@@ -1,10 +1,6 @@
-"""The ``Optimizer`` base class: the step loop and the contract of a subclass.
-
-The rest of the bookkeeping lives beside it, one concern per file: groups (``_groups``),
-hooks (``_hooks``), state and its conversions (``_state``), ``state_dict`` (``_state_dict``),
-a group's checks and update (``_group_step``) and the plan that lets later steps skip the
-checks (``_plan``).
-"""
+"""The ``Optimizer`` base class: the step loop and a subclass's contract. The rest of the
+bookkeeping has a file per concern: ``_groups``, ``_hooks``, ``_state`` (state and its
+conversions), ``_state_dict``, ``_group_step`` (a group's checks and update), ``_plan``."""
 
 from __future__ import annotations
 
@@ -45,19 +41,14 @@ class Optimizer(OptimizerHooks, ParamGroups, StateConversions, StateDictIO, Grou
 
     Notes
     -----
-    Where lucid differs from torch.optim on purpose (all in :doc:`/guide/differences`): state
-    follows its parameter through ``.to()``, ``.half()`` and ``.double()``; ``state_dict()``
-    and ``load_state_dict()`` copy, and a load checks everything before it changes anything;
-    ``step`` counts are Python ints; NaN and infinite hyperparameters, non-numbers, counts
-    below their least value, tuples of the wrong length and a parameter listed twice raise
-    ValueError or TypeError; ``foreach``, ``fused`` and ``capturable`` are stored but select
-    nothing; ``differentiable=True`` raises NotImplementedError.
+    Where lucid differs from torch.optim on purpose is listed in :doc:`/guide/differences`:
+    state follows ``.to()`` and ``.half()``, a load checks everything before it changes
+    anything, ``step`` counts are ints, bad hyperparameters raise before anything changes.
 
-    A subclass supplies its defaults, ``_check_hyperparameters(group)`` (torch's ValueError
-    for a bad value), :meth:`init_state`, and either an elementwise rule
-    (:meth:`elementwise_rule` and :meth:`rule_scalars`: the base applies ``maximize``, weight
-    decay and the step count, and each backend runs the rule fused) or :meth:`update`, Tensor
-    code for one parameter (L-BFGS, Muon, Adafactor, sparse gradients).
+    A subclass supplies its defaults, ``_check_hyperparameters(group)`` (torch's ValueError),
+    :meth:`init_state`, and either an elementwise rule (:meth:`elementwise_rule` and
+    :meth:`rule_scalars`; the base applies ``maximize``, weight decay and the step count) or
+    :meth:`update`, Tensor code for one parameter (L-BFGS, Muon, Adafactor, sparse gradients).
 
     Examples
     --------
@@ -115,9 +106,8 @@ class Optimizer(OptimizerHooks, ParamGroups, StateConversions, StateDictIO, Grou
         return {}
 
     def elementwise_rule(self, group: dict):
-        """The elementwise rule (:func:`lucid.optim.elementwise`) for ``group``'s settings, or
-        None to use ``update``; the base applies ``maximize`` and weight decay first and
-        increments ``state["step"]``, and asks :meth:`rule_scalars` for the rest.
+        """The elementwise rule (:func:`lucid.optim.elementwise`) for ``group``, or None to use
+        :meth:`update`; its scalars come from :meth:`rule_scalars`.
 
         Examples
         --------
@@ -145,11 +135,8 @@ class Optimizer(OptimizerHooks, ParamGroups, StateConversions, StateDictIO, Grou
         raise NotImplementedError
 
     def update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
-        """Update ``param`` (and ``state``) in place from ``grad`` (negated under ``maximize``).
-
-        Called under ``no_grad`` for each parameter with a gradient, once every gradient was
-        checked, where there is no :meth:`elementwise_rule` (or the gradient is sparse); with
-        a rule it runs the rule on the one parameter.
+        """Update ``param`` and ``state`` in place from ``grad`` (negated under ``maximize``),
+        under ``no_grad``, once every gradient was checked; by default, the rule on one parameter.
 
         Examples
         --------
