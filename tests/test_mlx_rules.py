@@ -59,6 +59,63 @@ def test_golden_trajectory_with_one_kernel_per_output(case, monkeypatch):
     assert not mlx_backend._evaluate_first, "every split parameter was evaluated at the end of its step"
 
 
+@pytest.mark.parametrize("case", SPLIT_CASES, ids=[c.name for c in SPLIT_CASES])
+def test_golden_trajectory_with_numbers_of_its_own(case, monkeypatch):
+    # a large float32 parameter reads its rule's numbers as float64 arrays of its own, cast
+    # inside its kernel: the same float32 values, so the same trajectory (forced onto the
+    # small cases here)
+    test_optim_parity = pytest.importorskip("test_optim_parity")
+    monkeypatch.setattr(mlx_backend, "OWN_NUMBERS_ELEMENTS", 0)
+    monkeypatch.setattr(mlx_backend, "_compiled", {})
+    monkeypatch.delenv("LUCID_MLX_COMPILE", raising=False)
+    inputs = []
+    real = mlx_backend._group_step
+
+    def capture(fn, pattern):
+        step = real(fn, pattern)
+
+        def traced(given, numbers):
+            inputs.extend(numbers)
+            return step(given, numbers)
+
+        return traced
+
+    monkeypatch.setattr(mlx_backend, "_group_step", capture)
+    with mx.stream(mx.cpu):
+        test_optim_parity._compare(case, "float32", "gpu", load_golden(case, "float32"))
+    assert inputs and all(number.dtype == mx.float64 for number in inputs)
+
+
+@pytest.mark.parametrize("make", [lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.01),
+                                  lambda ps: optim.Adam(ps, lr=1e-2, amsgrad=True),
+                                  lambda ps: optim.AdamW(ps, lr=1e-2, maximize=True)], ids=["sgd", "adam", "adamw"])
+@pytest.mark.parametrize("split", [False, True], ids=["fused", "one kernel per output"])
+def test_numbers_of_its_own_give_the_same_bits(make, split, monkeypatch):
+    # computed in float64 the update would drift from torch's float32 by less than the
+    # golden tolerance: compare with the shared float32 numbers bit for bit instead
+    monkeypatch.delenv("LUCID_MLX_COMPILE", raising=False)
+    if split:
+        monkeypatch.setattr(mlx_backend, "SPLIT_BYTES", -1)
+    runs = []
+    for threshold in (0, 1 << 62):
+        monkeypatch.setattr(mlx_backend, "OWN_NUMBERS_ELEMENTS", threshold)
+        params = _params()
+        with mx.stream(mx.cpu):
+            _step(make(params), params, 4)
+        runs.append([p.detach().numpy() for p in params])
+    for own, shared in zip(*runs):
+        assert own.dtype == shared.dtype and (own.view("u4") == shared.view("u4")).all()
+
+
+def test_numbers_of_its_own_are_for_large_float32_parameters_on_the_cpu_only():
+    large = mx.zeros(mlx_backend.OWN_NUMBERS_ELEMENTS)
+    assert mlx_backend._owns_numbers(large, on_cpu=True)
+    assert not mlx_backend._owns_numbers(large, on_cpu=False)  # a GPU has no float64
+    assert not mlx_backend._owns_numbers(large[1:], on_cpu=True)
+    assert not mlx_backend._owns_numbers(large.astype(mx.float64), on_cpu=True)
+    assert not mlx_backend._owns_numbers(large.astype(mx.float16), on_cpu=True)
+
+
 def _params(count=3):
     return [nn.Parameter(lucid.tensor([[0.5, -1.0], [2.0, 0.25]], device="gpu") * (i + 1)) for i in range(count)]
 
@@ -70,8 +127,11 @@ def _step(optimizer, params, steps):
         optimizer.step()
 
 
-@pytest.mark.parametrize("split", [False, True], ids=["fused", "one kernel per output"])
+@pytest.mark.parametrize("split", [False, True, "own numbers"], ids=["fused", "one kernel per output", "own numbers"])
 def test_a_new_learning_rate_or_step_does_not_trace_again(traces, monkeypatch, split):
+    if split == "own numbers":
+        monkeypatch.setattr(mlx_backend, "OWN_NUMBERS_ELEMENTS", 0)
+        split = False
     if split:
         monkeypatch.setattr(mlx_backend, "SPLIT_BYTES", -1)
     params = _params()

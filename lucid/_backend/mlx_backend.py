@@ -212,7 +212,7 @@ class MlxBackend(Backend):
             return None
         if mx.default_device() == mx.cpu and any(item[0].nbytes > SPLIT_BYTES for item in arrays):
             return None
-        return _CompiledBatch(rule, len(arrays))
+        return _CompiledBatch(rule, any(_owns_numbers(item[0], True) for item in arrays))
 
 
 
@@ -335,6 +335,16 @@ def _should_compile(items) -> bool:
 #: 3 outputs): 1 x 8e6 float32 (32 MB), about 2,200 a step; 1 x 9e6, 26,000: every page.
 SPLIT_BYTES = 32 << 20
 
+#: From this many elements a float32 parameter on MLX's CPU device gets its rule's numbers
+#: as 0-d float64 arrays of its own, cast to float32 inside its kernel (the same float32
+#: values: one rounding of the same double). MLX's C++ code generator does not vectorise a
+#: kernel with several outputs that reads a 0-d input of the outputs' type (the outputs may
+#: alias it, so the loop reloads it); one of another type cannot alias them. A number shared
+#: by several parameters would be cast once, outside their kernels, hence each its own.
+#: Measured on Linux, SGD-momentum's kernel over 1 x 1e6 float32: 1.18 ms instead of 1.45;
+#: below about 1e5 elements the extra inputs cost more than the vector loop saves.
+OWN_NUMBERS_ELEMENTS = 1 << 16
+
 _compiled: dict = {}
 _numbers: dict = {}  # (value, dtype) -> 0-d array, reused across steps (bounded, see _number)
 _evaluate_first: list = []  # new parameters of split kernels, evaluated before their state
@@ -352,17 +362,24 @@ def _number(value, dtype):
     return found
 
 
-def _slots(values, dtype, numbers: list) -> tuple:
+def _owns_numbers(array, on_cpu: bool) -> bool:
+    """Whether ``array``'s rule reads its numbers as float64 arrays of its own (see
+    :data:`OWN_NUMBERS_ELEMENTS`)."""
+    return on_cpu and array.dtype == mx.float32 and array.size >= OWN_NUMBERS_ELEMENTS
+
+
+def _slots(values, dtype, numbers: list, own: bool = False) -> tuple:
     """What the compiled step reads for each of ``values`` (the prologue's l2 and shrink, then
     the rule's scalars): None and bools as they are (constants of the trace), and for a
-    number its index in ``numbers``, to which its 0-d array is appended."""
+    number its index in ``numbers``, to which its 0-d array is appended (``own``: a new
+    float64 array, which the step casts to ``dtype``)."""
     slots = []
     for value in values:
         if value is None or isinstance(value, bool):
             slots.append(value)
         else:
             slots.append(len(numbers))
-            numbers.append(_number(value, dtype))
+            numbers.append(mx.array(value, dtype=mx.float64) if own else _number(value, dtype))
     return tuple(slots)
 
 
@@ -404,12 +421,16 @@ def _run_compiled(rule, items):
 def _compiled_group(rule, items, output):
     """One compiled call over ``items``: per item its new arrays, or only the ``output``-th."""
     inputs, numbers, specs, pattern = [], [], {}, []
+    on_cpu = mx.default_device() == mx.cpu
     for arrays, grad, (negate, l2, shrink), scalars in items:
         dtype = arrays[0].dtype
-        key = (id(scalars), negate, l2, shrink, dtype)
-        spec = specs.get(key)
-        if spec is None:  # once per distinct scalars (the optimizer shares them in a group)
-            spec = specs[key] = (negate, _slots((l2, shrink, *scalars), dtype, numbers))
+        if _owns_numbers(arrays[0], on_cpu):
+            spec = (negate, _slots((l2, shrink, *scalars), dtype, numbers, own=True))
+        else:
+            key = (id(scalars), negate, l2, shrink, dtype)
+            spec = specs.get(key)
+            if spec is None:  # once per distinct scalars (the optimizer shares them in a group)
+                spec = specs[key] = (negate, _slots((l2, shrink, *scalars), dtype, numbers))
         pattern.append(spec)
         inputs.extend(arrays)
         inputs.append(grad)
@@ -431,16 +452,21 @@ class _CompiledBatch:
     parameters' and state arrays flat (per item the parameter, then its state in the rule's
     order) and returns their new values in that order; the caller keeps the arrays."""
 
-    __slots__ = ("_rule", "_width", "_specs")
+    __slots__ = ("_rule", "_width", "_specs", "_owns")
 
-    def __init__(self, rule, count: int):
+    def __init__(self, rule, owns_numbers: bool):
         self._rule, self._width = rule, 1 + len(rule.state)
         self._specs: dict = {}  # (negate, slots) -> the group's pattern, built once
+        self._owns = owns_numbers  # a large float32 parameter reads numbers of its own on the CPU
 
     def run(self, arrays, grads, scalars, decay) -> list:
         width = self._width
-        if not isinstance(scalars, tuple):  # one row per parameter (NAdam, ASGD): the general call
-            items = [(arrays[j * width:(j + 1) * width], grad, decay, scalars[j]) for j, grad in enumerate(grads)]
+        per_item = not isinstance(scalars, tuple)
+        if per_item or (self._owns and mx.default_device() == mx.cpu):
+            # one row per parameter (NAdam, ASGD), or numbers of its own for a large parameter:
+            # the general call (its per-item work is small beside such a parameter's kernel)
+            items = [(arrays[j * width:(j + 1) * width], grad, decay, scalars[j] if per_item else scalars)
+                     for j, grad in enumerate(grads)]
             return [array for out in _compiled_group(self._rule, items, None) for array in out]
         negate, l2, shrink = decay
         numbers: list = []
@@ -471,6 +497,8 @@ def _group_step(fn, pattern):
             item, grad = inputs[at:at + count + 1], inputs[at + count + 1]
             at += count + 2
             values = [numbers[s] if type(s) is int else s for s in slots]  # noqa: E721 - bools are ints
+            dtype = item[0].dtype  # a number of its own (float64) is cast inside the kernel
+            values = [v.astype(dtype) if isinstance(v, mx.array) and v.dtype != dtype else v for v in values]
             param, g = _rules.prologue(item[0], grad, negate, values[0], values[1])
             results = fn(param, g, *item[1:], *values[2:])
             if output is not None:
