@@ -43,7 +43,8 @@ class Optimizer(OptimizerHooks, ParamGroups, StateConversions, StateDictIO, Grou
     -----
     Where lucid differs from torch.optim on purpose is listed in :doc:`/guide/differences`:
     state follows ``.to()`` and ``.half()``, a load checks everything before it changes
-    anything, ``step`` counts are ints, bad hyperparameters raise before anything changes.
+    anything, ``step`` counts are ints; bad hyperparameters and a parameter listed twice raise
+    ValueError or TypeError before anything changes.
 
     A subclass supplies its defaults, ``_check_hyperparameters(group)`` (torch's ValueError),
     :meth:`init_state`, and either an elementwise rule (:meth:`elementwise_rule` and
