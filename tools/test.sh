@@ -47,6 +47,28 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v a
         >/dev/null; } || echo "warning: could not install chromium: the browser tests will be skipped" >&2
 fi
 
+# A run limited to some tests (-k, or paths) is a developer's: pytest gets the arguments as
+# they are, and the extra passes below are skipped.
+whole=1
+for arg in "$@"; do
+    case "$arg" in -k|-k*|tests*|lucid*|*.py|*::*) whole=0 ;; esac
+done
+
+# The whole suite runs the docs' tests (the Sphinx builds and the browser checks, about 100 s
+# of one core, no torch) beside the rest, in a process with caches of its own (temporary
+# files, MLX's compiled kernels, lucid's numba kernels), so that the two never build the same
+# kernel file at once; its output is printed after the rest's.
+docs_pid=""
+if [ "$whole" -eq 1 ]; then
+    docs_dir="$(mktemp -d)"
+    trap 'rm -rf "$docs_dir"' EXIT
+    mkdir -p "$docs_dir/tmp"
+    TMPDIR="$docs_dir/tmp" LUCID_KERNEL_CACHE="$docs_dir/kernels" \
+        "$py" -m pytest tests/test_docs.py "$@" >"$docs_dir/log" 2>&1 &
+    docs_pid=$!
+    set -- --ignore=tests/test_docs.py "$@"
+fi
+
 echo "== python -m pytest $*"
 status=0
 "$py" -m pytest "$@" || status=$?
@@ -54,15 +76,17 @@ if [ "$status" -eq 5 ]; then
     echo "error: pytest collected no tests" >&2
     exit 1
 fi
+if [ -n "$docs_pid" ]; then
+    docs_status=0
+    wait "$docs_pid" || docs_status=$?
+    echo "== python -m pytest tests/test_docs.py (run beside the rest): exit $docs_status"
+    cat "$docs_dir/log"
+    [ "$docs_status" -eq 0 ] || status=$docs_status
+fi
 
 # The update rules run two more ways than the default (numba on "cpu", mx.compile on "gpu"):
 # as NumPy array expressions (no numba, or LUCID_JIT=0) and as eager MLX
-# (LUCID_MLX_COMPILE=0). The golden trajectories must hold on each; a run limited
-# to some tests (-k, or paths) is a developer's, and skips this.
-whole=1
-for arg in "$@"; do
-    case "$arg" in -k|-k*|tests*|lucid*|*.py|*::*) whole=0 ;; esac
-done
+# (LUCID_MLX_COMPILE=0). The golden trajectories must hold on each.
 if [ "$whole" -eq 1 ] && [ "$status" -eq 0 ]; then
     echo "== parity without numba: LUCID_JIT=0 python -m pytest tests/test_optim_parity.py (cpu)"
     LUCID_JIT=0 "$py" -m pytest -q tests/test_optim_parity.py -k "golden_trajectory and cpu" || status=$?
