@@ -25,7 +25,7 @@ import lucid
 CI = os.environ.get("CI") == "true"
 GPU = lucid.is_available("gpu")
 DEVICES = ["cpu", "gpu"]
-NO_MLX = "MLX is not installed (pip install 'lucid[mlx]')"
+NO_MLX = "MLX is not installed (pip install 'lucid-autograd[mlx]', or '.[mlx]' from a checkout)"
 
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 settings.register_profile("dev", print_blob=True)

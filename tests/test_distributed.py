@@ -235,7 +235,7 @@ def test_without_mlx_the_error_says_how_to_install(monkeypatch):
 
     monkeypatch.setattr(collective, "mx", None)
     assert not dist.is_available()
-    with pytest.raises(RuntimeError, match=r"MLX is not installed: pip install 'lucid\[mlx\]'"):
+    with pytest.raises(RuntimeError, match=r"MLX is not installed: pip install 'lucid-autograd\[mlx\]'"):
         dist.init_process_group("any")
 
 

@@ -29,6 +29,13 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 py="$venv/bin/python"
 
+# An environment made before the distribution was renamed lucid-autograd holds this checkout
+# as the distribution "lucid" as well: uninstalled, so that one distribution owns the package.
+if "$py" -m pip show --quiet lucid >/dev/null 2>&1; then
+    echo "== pip uninstall lucid (this checkout's old distribution name)"
+    "$py" -m pip uninstall --quiet --yes lucid
+fi
+
 echo "== pip install -e \".[test]\""
 "$py" -m pip install --quiet -e ".[test]"
 

@@ -34,7 +34,8 @@ def require_mlx() -> None:
     if mx is None:
         raise RuntimeError(
             "lucid.distributed runs on MLX's distributed layer, and MLX is not installed: "
-            "pip install 'lucid[mlx]' (mlx on macOS, 'mlx[cpu]' on Linux)"
+            "pip install 'lucid-autograd[mlx]' (from a checkout: pip install '.[mlx]'; or mlx on macOS, "
+            "'mlx[cpu]' on Linux)"
         )
 
 

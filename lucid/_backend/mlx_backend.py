@@ -22,7 +22,8 @@ try:
 except ImportError as error:  # pragma: no cover - exercised only without mlx
     raise RuntimeError(
         "the 'gpu' device needs MLX, which is not installed: "
-        "pip install 'lucid[mlx]' (or pip install mlx on macOS, 'mlx[cpu]' on Linux)"
+        "pip install 'lucid-autograd[mlx]' (from a checkout: pip install '.[mlx]'; or pip install mlx on macOS, "
+        "'mlx[cpu]' on Linux)"
     ) from error
 
 _TO_NATIVE = {

@@ -73,7 +73,7 @@ def _mlx_launch() -> list:
     found = beside if os.access(beside, os.X_OK) else shutil.which("mlx.launch")
     if found is None:
         raise SystemExit(
-            "lucid.distributed.run: mlx.launch was not found (it comes with MLX: pip install 'lucid[mlx]')"
+            "lucid.distributed.run: mlx.launch was not found (it comes with MLX: pip install 'lucid-autograd[mlx]')"
         )
     return [found]
 
