@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from . import _backend, _dtype
 from ._backend import random as _random
 from ._backend.host import is_array as host_is_array
 from ._tensor import Tensor, _check_dtype
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def _shape(size) -> tuple:
@@ -36,7 +41,7 @@ def _finish(array, backend, requires_grad):
     return out
 
 
-def tensor(data, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def tensor(data: object, dtype: _dtype.dtype | None = None, device: str = "cpu", requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (see :class:`lucid.Tensor`).
 
     Examples
@@ -50,7 +55,8 @@ def tensor(data, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def zeros(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def zeros(*size: int | Sequence[int], dtype: _dtype.dtype | None = None, device: str = "cpu",
+          requires_grad: bool = False) -> Tensor:
     """A tensor of zeros of shape ``size`` (float32 unless ``dtype`` says otherwise).
 
     Examples
@@ -63,7 +69,8 @@ def zeros(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     return _finish(backend.zeros(_shape(size), _dtype_or(dtype, _dtype.default_float)), backend, requires_grad)
 
 
-def ones(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def ones(*size: int | Sequence[int], dtype: _dtype.dtype | None = None, device: str = "cpu",
+         requires_grad: bool = False) -> Tensor:
     """A tensor of ones of shape ``size``.
 
     Examples
@@ -76,7 +83,8 @@ def ones(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     return _finish(backend.ones(_shape(size), _dtype_or(dtype, _dtype.default_float)), backend, requires_grad)
 
 
-def full(size, fill_value, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def full(size: int | Sequence[int], fill_value: float, dtype: _dtype.dtype | None = None, device: str = "cpu",
+         requires_grad: bool = False) -> Tensor:
     """A tensor of shape ``size`` filled with ``fill_value`` (dtype inferred from it, as torch does).
 
     Examples
@@ -90,7 +98,8 @@ def full(size, fill_value, dtype=None, device="cpu", requires_grad=False) -> Ten
     return _finish(backend.full(_shape((size,)), fill_value, dtype), backend, requires_grad)
 
 
-def zeros_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+def zeros_like(t: Tensor, dtype: _dtype.dtype | None = None, device: str | None = None,
+               requires_grad: bool = False) -> Tensor:
     """Zeros shaped like ``t``, on its device and with its dtype unless told otherwise.
 
     Examples
@@ -102,7 +111,8 @@ def zeros_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tenso
     return zeros(t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
 
 
-def ones_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+def ones_like(t: Tensor, dtype: _dtype.dtype | None = None, device: str | None = None,
+              requires_grad: bool = False) -> Tensor:
     """Ones shaped like ``t``.
 
     Examples
@@ -114,7 +124,9 @@ def ones_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor
     return ones(t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def randn(*size: int | Sequence[int], generator: _random.Generator | None = None, dtype: _dtype.dtype | None = None,
+          device: str = "cpu",
+          requires_grad: bool = False) -> Tensor:
     """Samples of N(0, 1) of shape ``size``; the same numbers on every device for one seed.
 
     ``generator`` (a :class:`lucid.Generator`) draws from its own stream instead of the
@@ -134,7 +146,9 @@ def randn(*size, generator=None, dtype=None, device="cpu", requires_grad=False) 
     return _finish(array, backend, requires_grad)
 
 
-def rand(*size, generator=None, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def rand(*size: int | Sequence[int], generator: _random.Generator | None = None, dtype: _dtype.dtype | None = None,
+         device: str = "cpu",
+         requires_grad: bool = False) -> Tensor:
     """Samples of U[0, 1) of shape ``size``.
 
     Examples
@@ -149,7 +163,9 @@ def rand(*size, generator=None, dtype=None, device="cpu", requires_grad=False) -
     return _finish(array, backend, requires_grad)
 
 
-def arange(start, end=None, step=1, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def arange(start: float, end: float | None = None, step: float = 1, dtype: _dtype.dtype | None = None,
+           device: str = "cpu",
+           requires_grad: bool = False) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless any bound is a float.
 
     Examples
@@ -172,7 +188,7 @@ def arange(start, end=None, step=1, dtype=None, device="cpu", requires_grad=Fals
     return _finish(backend.arange(start, end, step, dtype), backend, requires_grad)
 
 
-def manual_seed(seed) -> _random.Generator:
+def manual_seed(seed: int) -> _random.Generator:
     """Seed lucid's default random numbers (shared by every device); returns the default
     :class:`lucid.Generator`, as torch does.
 
@@ -210,7 +226,8 @@ def seed() -> int:
     return _random.default_generator.seed()
 
 
-def empty(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def empty(*size: int | Sequence[int], dtype: _dtype.dtype | None = None, device: str = "cpu",
+          requires_grad: bool = False) -> Tensor:
     """A tensor of shape ``size`` whose values are to be overwritten.
 
     torch leaves them uninitialised; lucid gives zeros, so nothing depends on memory left
@@ -225,7 +242,8 @@ def empty(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def empty_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+def empty_like(t: Tensor, dtype: _dtype.dtype | None = None, device: str | None = None,
+               requires_grad: bool = False) -> Tensor:
     """A tensor shaped like ``t`` to be overwritten (zeros here; see :func:`empty`).
 
     Examples
@@ -237,7 +255,8 @@ def empty_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tenso
     return zeros_like(t, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def full_like(t: Tensor, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+def full_like(t: Tensor, fill_value: float, dtype: _dtype.dtype | None = None, device: str | None = None,
+              requires_grad: bool = False) -> Tensor:
     """A tensor shaped like ``t``, with its dtype and device unless told otherwise, filled with ``fill_value``.
 
     Examples
@@ -249,7 +268,8 @@ def full_like(t: Tensor, fill_value, dtype=None, device=None, requires_grad=Fals
     return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
 
 
-def rand_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand_like(t: Tensor, dtype: _dtype.dtype | None = None, device: str | None = None,
+              requires_grad: bool = False) -> Tensor:
     """Samples of U[0, 1) shaped like ``t`` (see :func:`rand`).
 
     Examples
@@ -261,7 +281,8 @@ def rand_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor
     return rand(t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
 
 
-def randn_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn_like(t: Tensor, dtype: _dtype.dtype | None = None, device: str | None = None,
+               requires_grad: bool = False) -> Tensor:
     """Samples of N(0, 1) shaped like ``t`` (see :func:`randn`).
 
     Examples
@@ -279,8 +300,9 @@ def _size_tuple(size, fn: str, position: int) -> tuple:
     return _shape(tuple(size))
 
 
-def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device="cpu",
-            requires_grad=False) -> Tensor:
+def randint(*args: int | Sequence[int], low: int | None = None, high: int | None = None,
+            size: Sequence[int] | None = None, generator: _random.Generator | None = None,
+            dtype: _dtype.dtype | None = None, device: str = "cpu", requires_grad: bool = False) -> Tensor:
     """Integers drawn uniformly from ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``.
 
     Parameters
@@ -305,10 +327,11 @@ def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, d
         args = (low,) + args
     if size is not None:
         args = args + (size,)
-    if len(args) == 2:
-        low, (high, size) = 0, args
-    elif len(args) == 3:
-        low, high, size = args
+    given: tuple[Any, ...] = args  # (high, size) or (low, high, size), each checked below
+    if len(given) == 2:
+        low, (high, size) = 0, given
+    elif len(given) == 3:
+        low, high, size = given
     else:
         raise TypeError("randint() expects (high, size) or (low, high, size)")
     shape = _size_tuple(size, "randint", len(args))
@@ -320,7 +343,9 @@ def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, d
     return _finish(array, backend, requires_grad)
 
 
-def randperm(n, *, generator=None, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def randperm(n: int, *, generator: _random.Generator | None = None, dtype: _dtype.dtype | None = None,
+             device: str = "cpu",
+             requires_grad: bool = False) -> Tensor:
     """A random permutation of ``0 .. n-1`` (int64 by default).
 
     Examples
@@ -338,7 +363,8 @@ def randperm(n, *, generator=None, dtype=None, device="cpu", requires_grad=False
     return _finish(array, backend, requires_grad)
 
 
-def linspace(start, end, steps, *, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def linspace(start: float, end: float, steps: int, *, dtype: _dtype.dtype | None = None, device: str = "cpu",
+             requires_grad: bool = False) -> Tensor:
     """``steps`` values evenly spaced from ``start`` to ``end`` (both included), as torch computes them.
 
     Examples
@@ -356,7 +382,8 @@ def linspace(start, end, steps, *, dtype=None, device="cpu", requires_grad=False
     return _finish(array, backend, requires_grad)
 
 
-def eye(n, m=None, *, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def eye(n: int, m: int | None = None, *, dtype: _dtype.dtype | None = None, device: str = "cpu",
+        requires_grad: bool = False) -> Tensor:
     """The ``n`` x ``m`` identity matrix (``m = n`` by default).
 
     Examples
@@ -374,7 +401,7 @@ def eye(n, m=None, *, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     return _finish(backend.eye(int(n), int(m), _dtype_or(dtype, _dtype.default_float)), backend, requires_grad)
 
 
-def from_numpy(array) -> Tensor:
+def from_numpy(array: np.ndarray) -> Tensor:
     """A cpu tensor that shares memory with the NumPy ``array`` (writes to either show in both).
 
     Examples

@@ -2,15 +2,33 @@
 
 from __future__ import annotations
 
+import builtins
 import copy
 import weakref
 import numbers
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, overload
 
 from . import _autograd, _backend, _device, _dtype
 from ._autograd import record
 from ._backend import host
 from ._backend import random as _random
 from ._ops.broadcast import broadcast_shapes, check_fits
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ._autograd import Node
+    from ._backend.base import Backend
+    from ._ops import elementwise as _ew
+    from ._ops import indexing as _indexing
+    from ._ops import linalg as _linalg
+    from ._ops import methods as _methods
+    from ._ops import reduction as _reduction
+    from ._ops import scatter as _scatter
+    from ._ops import shape as _shape
+    from ._ops import sorting as _sorting
+    from ._sparse import SparseTensor
 
 
 def _infer_dtype(data) -> _dtype.dtype:
@@ -67,8 +85,20 @@ class Tensor:
     __slots__ = ("_box", "_backend", "_requires_grad", "_grad", "_node", "_versions",
                  "_retains_grad", "_base", "_as_view", "_write_back", "_seen", "__weakref__")
     __array_priority__ = 1000  # NumPy defers to our reflected operators
+    _box: list[Any]  # [native array, cached (dtype, shape) or None]
+    _backend: Backend
+    _requires_grad: bool
+    _grad: Tensor | SparseTensor | None
+    _node: Node | None
+    _versions: list[int]
+    _retains_grad: bool
+    _base: Tensor | None
+    _as_view: Callable[[Any], Any]
+    _write_back: Callable[[Any, Any], Any]
+    _seen: int
 
-    def __init__(self, data, dtype=None, device="cpu", requires_grad=False):
+    def __init__(self, data: object, dtype: _dtype.dtype | None = None, device: str = "cpu",
+                 requires_grad: bool = False) -> None:
         backend = _backend.get(device)
         dtype = _infer_dtype(data) if dtype is None else _check_dtype(dtype)
         if isinstance(data, Tensor):
@@ -160,7 +190,7 @@ class Tensor:
         return layout
 
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple[int, ...]:
         """The size of each dimension, a tuple of ints.
 
         Examples
@@ -172,7 +202,11 @@ class Tensor:
         layout = self._box[1]
         return (layout if layout is not None and self._base is None else self._layout())[1]
 
-    def size(self, dim=None):
+    @overload
+    def size(self, dim: None = None) -> tuple[int, ...]: ...
+    @overload
+    def size(self, dim: int) -> int: ...
+    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
         """The shape, or the size of dimension ``dim``.
 
         Parameters
@@ -318,7 +352,7 @@ class Tensor:
         return self
 
     @property
-    def grad(self):
+    def grad(self) -> Tensor | SparseTensor | None:
         """The gradient accumulated by ``backward``, a Tensor like this one, or None.
 
         Examples
@@ -332,7 +366,7 @@ class Tensor:
         return self._grad
 
     @grad.setter
-    def grad(self, value) -> None:
+    def grad(self, value: Tensor | SparseTensor | None) -> None:
         if value is not None:
             from ._sparse import SparseTensor
 
@@ -367,7 +401,7 @@ class Tensor:
         return self._node is None
 
     @property
-    def grad_fn(self):
+    def grad_fn(self) -> Node | None:
         """The node that made this tensor in the graph, or None for a leaf.
 
         Examples
@@ -396,7 +430,7 @@ class Tensor:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         self._retains_grad = True
 
-    def backward(self, gradient=None, retain_graph=False) -> None:
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool = False) -> None:
         """Accumulate the gradient of this tensor into the ``.grad`` of the leaves below it.
 
         Parameters
@@ -493,7 +527,7 @@ class Tensor:
         self._version += 1
 
     # --- values out ----------------------------------------------------------------------
-    def item(self):
+    def item(self) -> int | float | bool:
         """The single value of a one-element tensor as a Python number.
 
         Examples
@@ -506,7 +540,7 @@ class Tensor:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
         return self._backend.item(self._backend.reshape(self._data, ()))
 
-    def tolist(self):
+    def tolist(self) -> Any:
         """The values as (nested) Python lists.
 
         Examples
@@ -517,7 +551,7 @@ class Tensor:
         """
         return self._backend.to_numpy(self._data).tolist()
 
-    def numpy(self) -> "numpy.ndarray":  # noqa: F821 - NumPy is the backends' to import
+    def numpy(self) -> np.ndarray:
         """The values as a NumPy array (shares memory on the cpu device, as torch does).
 
         Examples
@@ -530,7 +564,7 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._backend.as_numpy(self._data)
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         array = self._backend.to_numpy(self._data)
         return array if dtype is None else array.astype(dtype)
 
@@ -539,7 +573,7 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tensor]:
         for i in range(len(self)):
             yield self[i]
 
@@ -567,7 +601,7 @@ class Tensor:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
-    def __deepcopy__(self, memo) -> "Tensor":
+    def __deepcopy__(self, memo: dict[int, Any]) -> "Tensor":
         """A copy with its own storage, the same ``requires_grad``, and a deep copy of ``grad``.
 
         Only leaves can be copied, as in torch; the copy is a leaf on the same backend.
@@ -617,7 +651,7 @@ class Tensor:
         return "tensor(" + ", ".join([values] + extras) + ")"
 
     # --- conversions (each returns a new tensor, as in torch) ----------------------------
-    def to(self, *args, **kwargs) -> "Tensor":
+    def to(self, *args: str | _dtype.dtype | Tensor, **kwargs: Any) -> "Tensor":
         """This tensor on another device and/or with another dtype.
 
         Accepts a device (``"cpu"``, ``"gpu"``), a dtype, both, or another tensor to copy
@@ -801,7 +835,7 @@ class Tensor:
         self._version += 1
         return self
 
-    def add_(self, other, alpha=1) -> "Tensor":
+    def add_(self, other: Tensor | builtins.float | SparseTensor, alpha: builtins.float = 1) -> "Tensor":
         """``self += alpha * other``.
 
         Parameters
@@ -850,7 +884,7 @@ class Tensor:
         self._version += 1
         return self
 
-    def sub_(self, other, alpha=1) -> "Tensor":
+    def sub_(self, other: Tensor | builtins.float, alpha: builtins.float = 1) -> "Tensor":
         """``self -= alpha * other``.
 
         Parameters
@@ -868,7 +902,7 @@ class Tensor:
         """
         return self.add_(other, alpha=-alpha)
 
-    def mul_(self, other) -> "Tensor":
+    def mul_(self, other: Tensor | builtins.float) -> "Tensor":
         """``self *= other``.
 
         Like every in-place method here it writes into this tensor's storage (on NumPy;
@@ -887,7 +921,7 @@ class Tensor:
         self._check_inplace(other)
         return self._inplace("multiply", self._operand(other))
 
-    def div_(self, other) -> "Tensor":
+    def div_(self, other: Tensor | builtins.float) -> "Tensor":
         """``self /= other`` (true division: integer tensors raise, as in torch).
 
         Parameters
@@ -952,7 +986,7 @@ class Tensor:
         self._check_inplace()
         return self._inplace("sign")
 
-    def maximum_(self, other) -> "Tensor":
+    def maximum_(self, other: Tensor | builtins.float) -> "Tensor":
         """``self = maximum(self, other)`` elementwise.
 
         Parameters
@@ -969,7 +1003,7 @@ class Tensor:
         self._check_inplace(other)
         return self._inplace("maximum", self._operand(other))
 
-    def clamp_(self, min=None, max=None) -> "Tensor":
+    def clamp_(self, min: Tensor | builtins.float | None = None, max: Tensor | builtins.float | None = None) -> "Tensor":
         """Limit ``self`` to [min, max] in place (numbers or tensors).
 
         Parameters
@@ -990,7 +1024,7 @@ class Tensor:
             self._inplace("minimum", self._operand(max))
         return self
 
-    def lerp_(self, end, weight) -> "Tensor":
+    def lerp_(self, end: Tensor | builtins.float, weight: Tensor | builtins.float) -> "Tensor":
         """``self += weight * (end - self)``, torch's formula for either half of [0, 1].
 
         Parameters
@@ -1020,7 +1054,7 @@ class Tensor:
         high = b.subtract(end, b.multiply(diff, b.subtract(1, w)))
         return self._assign(b.where(b.compare("less", w, 0.5), low, high))
 
-    def addcmul_(self, tensor1, tensor2, value=1) -> "Tensor":
+    def addcmul_(self, tensor1: Tensor | builtins.float, tensor2: Tensor | builtins.float, value: builtins.float = 1) -> "Tensor":
         """``self += value * tensor1 * tensor2``.
 
         Parameters
@@ -1042,7 +1076,7 @@ class Tensor:
             product = self._backend.multiply(product, value)
         return self._inplace("add", product)
 
-    def addcdiv_(self, tensor1, tensor2, value=1) -> "Tensor":
+    def addcdiv_(self, tensor1: Tensor | builtins.float, tensor2: Tensor | builtins.float, value: builtins.float = 1) -> "Tensor":
         """``self += (value * tensor1) / tensor2``, in torch's order (bit-identical to its CPU kernel).
 
         Parameters
@@ -1066,7 +1100,7 @@ class Tensor:
             numerator = self._backend.multiply(numerator, value)
         return self._inplace("add", self._backend.divide(numerator, self._operand(tensor2, floating=True)))
 
-    def copy_(self, src) -> "Tensor":
+    def copy_(self, src: object) -> "Tensor":
         """Write ``src``'s values (broadcast, cast to this dtype, moved to this device) into self.
 
         Parameters
@@ -1099,7 +1133,8 @@ class Tensor:
         """
         return self.fill_(0)
 
-    def uniform_(self, from_=0.0, to=1.0, *, generator=None) -> "Tensor":
+    def uniform_(self, from_: builtins.float = 0.0, to: builtins.float = 1.0, *,
+                 generator: _random.Generator | None = None) -> "Tensor":
         """Fill with samples of U[``from_``, ``to``) (torch calls the first argument ``from``,
         a Python keyword: pass it by position).
 
@@ -1125,7 +1160,8 @@ class Tensor:
         self._check_floating("uniform_")
         return self._assign(_random.uniform(self.shape, self.dtype, self._backend, from_, to, generator))
 
-    def normal_(self, mean=0.0, std=1.0, *, generator=None) -> "Tensor":
+    def normal_(self, mean: builtins.float = 0.0, std: builtins.float = 1.0, *,
+                generator: _random.Generator | None = None) -> "Tensor":
         """Fill with samples of N(mean, std**2).
 
         Parameters
@@ -1152,7 +1188,7 @@ class Tensor:
         if not self.dtype.is_floating_point:
             raise RuntimeError(f"{name} is implemented for floating point tensors only, got {self.dtype}")
 
-    def fill_(self, value) -> "Tensor":
+    def fill_(self, value: Tensor | builtins.float) -> "Tensor":
         """Fill with ``value`` (a number or a 0-d tensor).
 
         Parameters
@@ -1175,7 +1211,7 @@ class Tensor:
             value = value.item()
         return self._assign(value)
 
-    def __setitem__(self, index, value) -> None:
+    def __setitem__(self, index: Any, value: Tensor | builtins.float) -> None:
         """In-place assignment ``self[index] = value`` (not recorded by autograd)."""
         self._check_inplace(value)
         from ._ops.indexing import getitem, normalize_index, split_integers  # they need Tensor
@@ -1219,8 +1255,57 @@ class Tensor:
         out = self._like(self._backend.copy(self._data))
         return record(out, "CloneBackward", (self,), lambda g: (g,))
 
+    if TYPE_CHECKING:  # the ops lucid._ops.methods attaches to the class (its METHODS), for type checkers
+        __add__ = __radd__ = _ew.add
+        __sub__ = __rsub__ = _ew.sub
+        __mul__ = __rmul__ = _ew.mul
+        __truediv__ = __rtruediv__ = _ew.div
+        __pow__ = __rpow__ = _ew.pow
+        __matmul__ = __rmatmul__ = _ew.matmul
+        __mod__ = __rmod__ = _ew.remainder
+        __floordiv__ = __rfloordiv__ = _ew.floor_divide
+        __neg__, __abs__, __invert__ = _ew.neg, _ew.abs, _ew.logical_not
+        # elementwise, as torch's: a bool tensor where object's say bool
+        __eq__ = _methods._eq  # type: ignore[assignment]
+        __ne__ = _methods._ne  # type: ignore[assignment]
+        __lt__, __le__, __gt__, __ge__ = _methods._lt, _methods._le, _methods._gt, _methods._ge
+        __and__ = __xor__ = _methods._logical_and
+        __or__ = _methods._logical_or
+        __getitem__ = _indexing.getitem
+        add, sub, mul, div, pow, matmul = _ew.add, _ew.sub, _ew.mul, _ew.div, _ew.pow, _ew.matmul
+        neg, exp, log, sqrt, abs, sign = _ew.neg, _ew.exp, _ew.log, _ew.sqrt, _ew.abs, _ew.sign
+        log1p, expm1, erf, tanh, sigmoid, relu = _ew.log1p, _ew.expm1, _ew.erf, _ew.tanh, _ew.sigmoid, _ew.relu
+        clamp = clip = _ew.clamp
+        isfinite, logical_not = _ew.isfinite, _ew.logical_not
+        eq, ne, lt, le, gt, ge = _methods._eq, _methods._ne, _methods._lt, _methods._le, _methods._gt, _methods._ge
+        logical_and, logical_or = _methods._logical_and, _methods._logical_or
+        sum, mean, max, min = _reduction.sum, _reduction.mean, _reduction.max, _reduction.min
+        any, all, log_softmax = _reduction.any, _reduction.all, _reduction.log_softmax
+        reshape = view = _shape.reshape
+        permute, transpose, unsqueeze, squeeze = _shape.permute, _shape.transpose, _shape.unsqueeze, _shape.squeeze
+        flatten = _shape.flatten
+        remainder, floor_divide, floor, ceil, round = _ew.remainder, _ew.floor_divide, _ew.floor, _ew.ceil, _ew.round
+        sin, cos, maximum, minimum, tril, triu = _ew.sin, _ew.cos, _ew.maximum, _ew.minimum, _ew.tril, _ew.triu
+        softmax, logsumexp, cumsum = _reduction.softmax, _reduction.logsumexp, _reduction.cumsum
+        argmax, argmin, var, std = _reduction.argmax, _reduction.argmin, _reduction.var, _reduction.std
+        t, narrow, split, chunk = _shape.t, _shape.narrow, _shape.split, _shape.chunk
+        contiguous, view_as, expand = _shape.contiguous, _shape.view_as, _shape.expand
+        expand_as, repeat, flip, unbind = _shape.expand_as, _shape.repeat, _shape.flip, _shape.unbind
+        mm, bmm, norm = _linalg.mm, _linalg.bmm, _linalg.norm
+        gather, scatter, scatter_add = _scatter.gather, _scatter.scatter, _scatter.scatter_add
+        index_select, index_add, masked_fill = _scatter.index_select, _scatter.index_add, _scatter.masked_fill
+        index_copy_, nonzero_rows = _scatter.index_copy_, _scatter.nonzero_rows
+        sort, argsort, topk = _sorting.sort, _sorting.argsort, _sorting.topk
+        new_zeros, new_ones, new_empty = _methods._new_zeros, _methods._new_ones, _methods._new_empty
+        new_full, new_tensor, type = _methods._new_full, _methods._new_tensor, _methods._type
+        masked_fill_, scatter_, scatter_add_ = _methods._masked_fill_, _methods._scatter_, _methods._scatter_add_
+        index_add_ = _methods._index_add_
 
-def eval(*tensors) -> None:  # noqa: A001 - mx.eval's name, as lucid.eval
+        @property
+        def T(self) -> Tensor: ...
+
+
+def eval(*tensors: object) -> None:  # noqa: A001 - mx.eval's name, as lucid.eval
     """Compute the values of ``tensors`` now: MLX (``"gpu"``) is lazy and builds a graph
     until something needs the numbers; on NumPy (``"cpu"``) this does nothing.
 
@@ -1239,7 +1324,7 @@ def eval(*tensors) -> None:  # noqa: A001 - mx.eval's name, as lucid.eval
     tensor([3., 3., 3.])
     """
     by_backend: dict = {}
-    pending = list(tensors)
+    pending: list[Any] = list(tensors)
     while pending:
         value = pending.pop()
         if isinstance(value, Tensor):
@@ -1314,7 +1399,7 @@ def run_rule_(rule, items) -> None:
     every tensor written gets its version bumped, as an in-place method's would. Callers
     check shapes, dtypes and devices first: this runs what it is given.
     """
-    by_backend: dict = {}
+    by_backend: dict[Backend, tuple[list[Any], list[Any]]] = {}
     for tensors, grad, decay, scalars in items:
         group = by_backend.get(tensors[0]._backend)
         if group is None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import builtins
 import numbers
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 
 def axes(tensor, dim):
@@ -24,3 +26,10 @@ def axes(tensor, dim):
             raise RuntimeError(f"dim {d % ndim} appears multiple times in the list of dims")
         out.append(int(d) % ndim)
     return tuple(out) if tensor.ndim else ()
+
+
+def sizes(args: tuple[int | Sequence[int], ...]) -> tuple[int, ...]:
+    """Sizes given as ints or as one sequence of them (``reshape(x, 2, 3)``, ``reshape(x, (2, 3))``), as ints."""
+    first = args[0] if len(args) == 1 else None
+    values: Iterable[Any] = first if isinstance(first, (tuple, list)) else args  # int() refuses anything else
+    return tuple(int(n) for n in values)

@@ -29,7 +29,7 @@ def _same_device(*tensors) -> None:
             )
 
 
-def coerce(a, b, floating=False):
+def coerce(a: Tensor | float, b: Tensor | float, floating: bool = False) -> tuple[Tensor, Tensor]:
     """Two tensors of one device and dtype (torch's promotion) with broadcastable shapes.
 
     Either may be a Python number (weakly typed, as torch treats it) or array-like data;
@@ -53,7 +53,7 @@ def coerce(a, b, floating=False):
     return (a if a.dtype is dtype else a.to(dtype)), (b if b.dtype is dtype else b.to(dtype))
 
 
-def add(a, b, *, alpha=1):
+def add(a: Tensor | float, b: Tensor | float, *, alpha: float = 1) -> Tensor:
     """``a + alpha * b`` with broadcasting and torch's type promotion (either may be a number).
 
     Examples
@@ -71,7 +71,7 @@ def add(a, b, *, alpha=1):
     return record(out, "AddBackward", (a, b), lambda g: (g, g))
 
 
-def sub(a, b, *, alpha=1):
+def sub(a: Tensor | float, b: Tensor | float, *, alpha: float = 1) -> Tensor:
     """``a - alpha * b`` with broadcasting and torch's type promotion.
 
     Examples
@@ -102,7 +102,7 @@ def sub(a, b, *, alpha=1):
     return record(out, "SubBackward", (a, b), lambda g: (g, backend.negative(g)))
 
 
-def mul(a, b):
+def mul(a: Tensor | float, b: Tensor | float) -> Tensor:
     """``a * b`` with broadcasting and torch's type promotion.
 
     Examples
@@ -118,7 +118,7 @@ def mul(a, b):
                   lambda g: (backend.multiply(g, y), backend.multiply(g, x)), saved=(a, b))
 
 
-def div(a, b):
+def div(a: Tensor | float, b: Tensor | float) -> Tensor:
     """True division ``a / b``; integers divide to float32, as in torch.
 
     Examples
@@ -185,7 +185,7 @@ def _power_scalar(backend, x, exponent, dtype):
     return backend.astype(backend.power(backend.astype(x, wider), exponent), dtype)
 
 
-def pow(a, b):
+def pow(a: Tensor | float, b: Tensor | float) -> Tensor:
     """``a ** b`` for tensors and numbers on either side.
 
     The gradients are torch's: 0 (not nan) where the exponent is 0, and for the exponent 0
@@ -211,13 +211,13 @@ def pow(a, b):
         backend, x = a._backend, a._data
         out = a._like(_power_scalar(backend, x, exponent, a.dtype))
 
-        def backward(g):
+        def scalar_backward(g):
             if exponent == 0:
                 return (backend.zeros_like(g),)
             power = _power_scalar(backend, x, exponent - 1, a.dtype)
             return (backend.multiply(g, backend.multiply(power, exponent)),)
 
-        return record(out, "PowBackward0", (a,), backward, saved=(a,))
+        return record(out, "PowBackward0", (a,), scalar_backward, saved=(a,))
     a, b = coerce(a, b)
     _check_integer_power(a, 1)
     backend, x, y = a._backend, a._data, b._data
@@ -254,7 +254,7 @@ def _matmul_shape(a_shape: tuple, b_shape: tuple) -> tuple:
     return batch + a_shape[-2:-1] + b_shape[-1:] if len(b_shape) > 1 else batch + a_shape[-2:-1]
 
 
-def matmul(a, b):
+def matmul(a: Tensor, b: Tensor) -> Tensor:
     """The matrix product ``a @ b``, with NumPy's and torch's rules.
 
     1-D operands are vectors (a dot product, or a matrix-vector product); operands with more
@@ -309,7 +309,7 @@ def _unary(name, a, compute, derivative, saved_input=True):
     return record(out, name, (a,), lambda g: (backend.multiply(g, derivative(backend, x, y)),), saved=saved)
 
 
-def neg(a):
+def neg(a: Tensor) -> Tensor:
     """``-a`` (bool tensors raise: use ``~`` to invert a mask).
 
     Examples
@@ -327,7 +327,7 @@ def neg(a):
     return record(out, "NegBackward", (a,), lambda g: (a._backend.negative(g),))
 
 
-def exp(a):
+def exp(a: Tensor) -> Tensor:
     """The elementwise exponential (integers give float32).
 
     Examples
@@ -339,7 +339,7 @@ def exp(a):
     return _unary("ExpBackward", a, lambda b, x: b.exp(x), lambda b, x, y: y, saved_input=False)
 
 
-def log(a):
+def log(a: Tensor) -> Tensor:
     """The elementwise natural logarithm (integers give float32).
 
     Examples
@@ -351,7 +351,7 @@ def log(a):
     return _unary("LogBackward", a, lambda b, x: b.log(x), lambda b, x, y: b.divide(1, x))
 
 
-def sqrt(a):
+def sqrt(a: Tensor) -> Tensor:
     """The elementwise square root (integers give float32).
 
     Examples
@@ -364,7 +364,7 @@ def sqrt(a):
                   lambda b, x, y: b.divide(0.5, y), saved_input=False)
 
 
-def tanh(a):
+def tanh(a: Tensor) -> Tensor:
     """The elementwise hyperbolic tangent.
 
     Examples
@@ -377,7 +377,7 @@ def tanh(a):
                   lambda b, x, y: b.subtract(1, b.multiply(y, y)), saved_input=False)
 
 
-def sigmoid(a):
+def sigmoid(a: Tensor) -> Tensor:
     """The logistic function ``1 / (1 + exp(-a))``, computed without overflow.
 
     Examples
@@ -390,7 +390,7 @@ def sigmoid(a):
                   lambda b, x, y: b.multiply(y, b.subtract(1, y)), saved_input=False)
 
 
-def log1p(a):
+def log1p(a: Tensor) -> Tensor:
     """``log(1 + a)`` elementwise, accurate where ``a`` is tiny.
 
     Examples
@@ -402,7 +402,7 @@ def log1p(a):
     return _unary("Log1PBackward", a, lambda b, x: b.log1p(x), lambda b, x, y: b.divide(1, b.add(x, 1)))
 
 
-def expm1(a):
+def expm1(a: Tensor) -> Tensor:
     """``exp(a) - 1`` elementwise, accurate where ``a`` is tiny.
 
     Examples
@@ -415,7 +415,7 @@ def expm1(a):
     return _unary("Expm1Backward", a, lambda b, x: b.expm1(x), lambda b, x, y: b.exp(x))
 
 
-def relu(a):
+def relu(a: Tensor) -> Tensor:
     """``max(a, 0)`` elementwise; the gradient at 0 is 0, as in torch.
 
     Examples
@@ -431,7 +431,7 @@ def relu(a):
                   lambda g: (backend.where(positive, g, backend.zeros_like(g)),))
 
 
-def abs(a):
+def abs(a: Tensor) -> Tensor:
     """The elementwise absolute value; the gradient at 0 is 0, as in torch.
 
     Examples
@@ -445,7 +445,7 @@ def abs(a):
     return record(out, "AbsBackward", (a,), lambda g: (backend.multiply(g, backend.sign(x)),), saved=(a,))
 
 
-def sign(a):
+def sign(a: Tensor) -> Tensor:
     """-1, 0 or 1 by the sign of each element (not differentiable).
 
     Examples
@@ -459,7 +459,7 @@ def sign(a):
     return a._like(a._backend.sign(a._data))
 
 
-def clamp(a, min=None, max=None):
+def clamp(a: Tensor, min: Tensor | float | None = None, max: Tensor | float | None = None) -> Tensor:
     """Limit values to [min, max] (numbers or tensors, broadcast), with torch's gradients.
 
     The gradient passes to ``a`` where min <= a <= max, to ``min`` where a < min and to
@@ -525,7 +525,7 @@ def clamp(a, min=None, max=None):
     return record(out, "ClampBackward", tuple(inputs), backward, saved=tuple(inputs))
 
 
-def where(condition, a, b):
+def where(condition: Tensor, a: Tensor | float, b: Tensor | float) -> Tensor:
     """Elements of ``a`` where ``condition`` holds, of ``b`` elsewhere (broadcast; either may be a number).
 
     Examples
@@ -558,7 +558,7 @@ def where(condition, a, b):
     return record(out, "WhereBackward", (a, b), backward, saved=(condition,))
 
 
-def compare(op, a, b):
+def compare(op: str, a: Tensor | float, b: Tensor | float) -> Tensor:
     """``a <op> b`` elementwise as a bool tensor; ``op`` names the comparison (``"less"``, ...).
 
     Examples
@@ -571,13 +571,13 @@ def compare(op, a, b):
     return a._like(a._backend.compare(op, a._data, b._data))
 
 
-def logical(op, a, b):
+def logical(op: str, a: Tensor | float, b: Tensor | float) -> Tensor:
     """``op`` is logical_and, logical_or or logical_xor; the result is a bool tensor."""
     a, b = coerce(a, b)
     return a._like(a._backend.logical(op, a._data, b._data))
 
 
-def logical_not(a):
+def logical_not(a: Tensor) -> Tensor:
     """``~a``: the elementwise logical not, as a bool tensor.
 
     Examples
@@ -589,7 +589,7 @@ def logical_not(a):
     return a._like(a._backend.logical_not(a._data))
 
 
-def isfinite(a):
+def isfinite(a: Tensor) -> Tensor:
     """Whether each element is neither infinite nor nan.
 
     Examples
@@ -601,7 +601,7 @@ def isfinite(a):
     return a._like(a._backend.isfinite(a._data))
 
 
-def sin(a):
+def sin(a: Tensor) -> Tensor:
     """The elementwise sine (integers give float32).
 
     Examples
@@ -613,7 +613,7 @@ def sin(a):
     return _unary("SinBackward", a, lambda b, x: b.sin(x), lambda b, x, y: b.cos(x))
 
 
-def cos(a):
+def cos(a: Tensor) -> Tensor:
     """The elementwise cosine (integers give float32).
 
     Examples
@@ -648,7 +648,7 @@ def _extremum(a, b, largest: bool):
     return record(out, "MaximumBackward" if largest else "MinimumBackward", (a, b), backward, saved=(a, b))
 
 
-def maximum(input, other):
+def maximum(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise larger of two tensors (broadcast, promoted); ties share the gradient.
 
     Examples
@@ -660,7 +660,7 @@ def maximum(input, other):
     return _extremum(input, other, largest=True)
 
 
-def minimum(input, other):
+def minimum(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise smaller of two tensors (see :func:`maximum`).
 
     Examples
@@ -677,7 +677,7 @@ def _check_integer_divisor(b) -> None:
         raise RuntimeError("ZeroDivisionError")
 
 
-def remainder(a, b):
+def remainder(a: Tensor | float, b: Tensor | float) -> Tensor:
     """``a - floor(a / b) * b`` elementwise: the remainder with the sign of ``b``, as Python's ``%``.
 
     Examples
@@ -696,7 +696,7 @@ def remainder(a, b):
         g, backend.negative(backend.multiply(g, backend.floor(backend.divide(x, y))))), saved=(a, b))
 
 
-def floor_divide(a, b):
+def floor_divide(a: Tensor | float, b: Tensor | float) -> Tensor:
     """``floor(a / b)`` elementwise, as Python's ``//`` (integers stay integers). Not differentiable.
 
     Examples
@@ -719,7 +719,7 @@ def _rounding(name, a, fn):
     return record(out, name, (a,), lambda g: (backend.zeros_like(g),))
 
 
-def floor(a):
+def floor(a: Tensor) -> Tensor:
     """The largest integer not above each element (its gradient is zero).
 
     Examples
@@ -731,7 +731,7 @@ def floor(a):
     return _rounding("FloorBackward", a, lambda b, x: b.floor(x))
 
 
-def ceil(a):
+def ceil(a: Tensor) -> Tensor:
     """The smallest integer not below each element (its gradient is zero).
 
     Examples
@@ -743,7 +743,7 @@ def ceil(a):
     return _rounding("CeilBackward", a, lambda b, x: b.ceil(x))
 
 
-def round(a):
+def round(a: Tensor) -> Tensor:
     """The nearest integer to each element, halves to even, as torch (its gradient is zero).
 
     Examples
@@ -758,7 +758,7 @@ def round(a):
 _TWO_OVER_SQRT_PI = 1.1283791670955126
 
 
-def erf(a):
+def erf(a: Tensor) -> Tensor:
     """The error function ``2/sqrt(pi) * integral of exp(-t**2) from 0 to a`` (integers give float32).
 
     Examples
@@ -781,7 +781,7 @@ def _triangle(a, diagonal, lower):
                   lambda g: (backend.triangle(g, diagonal, lower),))
 
 
-def tril(a, diagonal=0):
+def tril(a: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dimensions: elements above the ``diagonal``-th
     diagonal (0 the main one, positive above it) become zero.
 
@@ -796,7 +796,7 @@ def tril(a, diagonal=0):
     return _triangle(a, diagonal, lower=True)
 
 
-def triu(a, diagonal=0):
+def triu(a: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dimensions (see :func:`tril`).
 
     Examples

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import Any
 
 from .. import _dtype
 from .._autograd import record
@@ -127,7 +128,7 @@ def normalize_index(tensor, index):
     return backend.normalize_index(tuple(out))
 
 
-def getitem(a, index):
+def getitem(a: Tensor, index: Any) -> Tensor:
     split = split_integers(index)
     if split is not None:
         basic, advanced = split

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import string
+from collections.abc import Sequence
 
 from .. import _dtype
 from .._autograd import record
@@ -13,7 +14,7 @@ from .elementwise import _matmul_shape, _same_device, matmul
 from .dims import axes as _axes
 
 
-def mm(input, mat2):
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """The product of two matrices (2-D tensors only; :func:`matmul` broadcasts).
 
     Examples
@@ -31,7 +32,7 @@ def mm(input, mat2):
     return matmul(input, mat2)
 
 
-def bmm(input, mat2):
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """The products of two stacks of matrices, ``(b, n, m) @ (b, m, p) -> (b, n, p)`` (no broadcasting).
 
     Examples
@@ -54,7 +55,7 @@ def bmm(input, mat2):
     return matmul(input, mat2)
 
 
-def linear(input: Tensor, weight: Tensor, bias=None) -> Tensor:
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias`` as one recorded op, as torch's addmm: a 2-D ``weight`` of
     ``input``'s dtype and device, ``bias`` None or of shape ``(out_features,)`` and that dtype.
 
@@ -177,7 +178,7 @@ def _parse_einsum(equation: str, shapes):
     return spelled, output, sizes
 
 
-def einsum(equation, *operands):
+def einsum(equation: str, *operands: Tensor) -> Tensor:
     """The sum of products that an Einstein-summation ``equation`` names, as torch's.
 
     ``"ij,jk->ik"`` is a matrix product, ``"bij,bjk->bik"`` a batched one, ``"ii->i"`` a
@@ -262,7 +263,8 @@ def einsum(equation, *operands):
 # --- norms -----------------------------------------------------------------------------------
 
 
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+def norm(input: Tensor, p: float | str = "fro", dim: int | Sequence[int] | None = None, keepdim: bool = False,
+         dtype: _dtype.dtype | None = None) -> Tensor:
     """The vector ``p``-norm of ``input`` over ``dim`` (all elements by default).
 
     Parameters

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from .. import _factory, _tensor_types
+from collections.abc import Sequence
+from typing import overload
+
+from .. import _dtype, _factory, _tensor_types
 from .._tensor import Tensor
 from . import elementwise as ew
 from . import indexing, linalg, reduction, scatter, shape, sorting
@@ -23,7 +26,7 @@ def _operator(fn):
     return method
 
 
-def _T(self):
+def _T(self: Tensor) -> Tensor:
     """The dimensions in reverse order (the transpose of a matrix).
 
     Examples
@@ -35,7 +38,7 @@ def _T(self):
     return shape.permute(self, tuple(reversed(range(self.ndim))))
 
 
-def _eq(self, other):
+def _eq(self: Tensor, other: Tensor | float) -> Tensor:
     """``self == other`` elementwise, as a bool tensor.
 
     Parameters
@@ -52,7 +55,7 @@ def _eq(self, other):
     return ew.compare("equal", self, other)
 
 
-def _ne(self, other):
+def _ne(self: Tensor, other: Tensor | float) -> Tensor:
     """``self != other`` elementwise, as a bool tensor.
 
     Examples
@@ -64,7 +67,7 @@ def _ne(self, other):
     return ew.compare("not_equal", self, other)
 
 
-def _lt(self, other):
+def _lt(self: Tensor, other: Tensor | float) -> Tensor:
     """``self < other`` elementwise, as a bool tensor.
 
     Examples
@@ -76,7 +79,7 @@ def _lt(self, other):
     return ew.compare("less", self, other)
 
 
-def _le(self, other):
+def _le(self: Tensor, other: Tensor | float) -> Tensor:
     """``self <= other`` elementwise, as a bool tensor.
 
     Examples
@@ -88,7 +91,7 @@ def _le(self, other):
     return ew.compare("less_equal", self, other)
 
 
-def _gt(self, other):
+def _gt(self: Tensor, other: Tensor | float) -> Tensor:
     """``self > other`` elementwise, as a bool tensor.
 
     Examples
@@ -100,7 +103,7 @@ def _gt(self, other):
     return ew.compare("greater", self, other)
 
 
-def _ge(self, other):
+def _ge(self: Tensor, other: Tensor | float) -> Tensor:
     """``self >= other`` elementwise, as a bool tensor.
 
     Examples
@@ -112,7 +115,7 @@ def _ge(self, other):
     return ew.compare("greater_equal", self, other)
 
 
-def _logical_and(self, other):
+def _logical_and(self: Tensor, other: Tensor | float) -> Tensor:
     """``self and other`` elementwise, as a bool tensor.
 
     Examples
@@ -124,7 +127,7 @@ def _logical_and(self, other):
     return ew.logical("logical_and", self, other)
 
 
-def _logical_or(self, other):
+def _logical_or(self: Tensor, other: Tensor | float) -> Tensor:
     """``self or other`` elementwise, as a bool tensor.
 
     Examples
@@ -136,7 +139,7 @@ def _logical_or(self, other):
     return ew.logical("logical_or", self, other)
 
 
-def _masked_fill_(self, mask, value):
+def _masked_fill_(self: Tensor, mask: Tensor, value: Tensor | float) -> Tensor:
     """In place :meth:`masked_fill`: the result written into this tensor.
 
     Examples
@@ -151,7 +154,8 @@ def _masked_fill_(self, mask, value):
     return self.copy_(scatter.masked_fill(self, mask, value))
 
 
-def _scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+def _scatter_(self: Tensor, dim: int, index: Tensor, src: Tensor | float | None = None, *, value: Tensor | float | None = None,
+              reduce: str | None = None) -> Tensor:
     """In place :meth:`scatter`: the result written into this tensor.
 
     Examples
@@ -164,7 +168,7 @@ def _scatter_(self, dim, index, src=None, *, value=None, reduce=None):
     return self.copy_(scatter.scatter(self, dim, index, src, value=value, reduce=reduce))
 
 
-def _scatter_add_(self, dim, index, src):
+def _scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """In place :meth:`scatter_add`: the result written into this tensor.
 
     Examples
@@ -177,7 +181,7 @@ def _scatter_add_(self, dim, index, src):
     return self.copy_(scatter.scatter_add(self, dim, index, src))
 
 
-def _index_add_(self, dim, index, source, *, alpha=1):
+def _index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: float = 1) -> Tensor:
     """In place :meth:`index_add`: the result written into this tensor.
 
     Examples
@@ -194,7 +198,8 @@ def _like_self(self, dtype, device):
     return {"dtype": self.dtype if dtype is None else dtype, "device": self.device if device is None else device}
 
 
-def _new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+def _new_zeros(self: Tensor, *size: int | Sequence[int], dtype: _dtype.dtype | None = None, device: str | None = None,
+               requires_grad: bool = False) -> Tensor:
     """Zeros of shape ``size`` with this tensor's dtype and device (unless told otherwise).
 
     Examples
@@ -206,7 +211,8 @@ def _new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
     return _factory.zeros(*size, requires_grad=requires_grad, **_like_self(self, dtype, device))
 
 
-def _new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+def _new_ones(self: Tensor, *size: int | Sequence[int], dtype: _dtype.dtype | None = None, device: str | None = None,
+              requires_grad: bool = False) -> Tensor:
     """Ones of shape ``size`` with this tensor's dtype and device (see :meth:`new_zeros`).
 
     Examples
@@ -218,7 +224,8 @@ def _new_ones(self, *size, dtype=None, device=None, requires_grad=False):
     return _factory.ones(*size, requires_grad=requires_grad, **_like_self(self, dtype, device))
 
 
-def _new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+def _new_empty(self: Tensor, *size: int | Sequence[int], dtype: _dtype.dtype | None = None, device: str | None = None,
+               requires_grad: bool = False) -> Tensor:
     """A tensor of shape ``size`` to be overwritten, with this tensor's dtype and device (zeros: see :func:`lucid.empty`).
 
     Examples
@@ -230,7 +237,8 @@ def _new_empty(self, *size, dtype=None, device=None, requires_grad=False):
     return _factory.empty(*size, requires_grad=requires_grad, **_like_self(self, dtype, device))
 
 
-def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+def _new_full(self: Tensor, size: int | Sequence[int], fill_value: float, *, dtype: _dtype.dtype | None = None, device: str | None = None,
+              requires_grad: bool = False) -> Tensor:
     """A tensor of shape ``size`` filled with ``fill_value``, with this tensor's dtype and device.
 
     Examples
@@ -242,7 +250,8 @@ def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=
     return _factory.full(size, fill_value, requires_grad=requires_grad, **_like_self(self, dtype, device))
 
 
-def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+def _new_tensor(self: Tensor, data: object, dtype: _dtype.dtype | None = None, device: str | None = None,
+                requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data``, with this tensor's dtype and device unless told otherwise.
 
     Examples
@@ -256,7 +265,12 @@ def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     return _factory.tensor(data, requires_grad=requires_grad, **_like_self(self, dtype, device))
 
 
-def _type(self, dtype=None, non_blocking=False, **kwargs):
+@overload
+def _type(self: Tensor, dtype: None = None, non_blocking: bool = False, **kwargs: object) -> str: ...
+@overload
+def _type(self: Tensor, dtype: _dtype.dtype | type | str, non_blocking: bool = False, **kwargs: object) -> Tensor: ...
+def _type(self: Tensor, dtype: _dtype.dtype | type | str | None = None, non_blocking: bool = False,
+          **kwargs: object) -> str | Tensor:
     """Without an argument, the type's name (``"lucid.FloatTensor"``); with one, this tensor
     converted to it (a dtype, a tensor type such as ``lucid.LongTensor``, or its name, which
     may be torch's ``"torch.LongTensor"``).
@@ -330,4 +344,4 @@ METHODS = {
 for _name, _fn in METHODS.items():
     binary = _name.startswith("__") and _name not in ("__neg__", "__abs__", "__invert__", "__getitem__")
     setattr(Tensor, _name, _operator(_fn) if binary else _fn)
-Tensor.T = property(_T)
+setattr(Tensor, "T", property(_T))  # declared for type checkers in Tensor's body

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import builtins
 import numbers
-from collections import namedtuple
+from collections.abc import Sequence
+from typing import NamedTuple, overload
 
 from .. import _dtype
 from .._autograd import record
@@ -13,7 +14,11 @@ from . import elementwise as ew
 from . import shape as shape_ops
 from .dims import axes as _axes
 
-MaxMin = namedtuple("MaxMin", ["values", "indices"])  # what torch's max(dim) returns
+class MaxMin(NamedTuple):
+    """What ``max(dim)`` and ``min(dim)`` return, as torch's: the values and their indices."""
+
+    values: Tensor
+    indices: Tensor
 
 
 def _expand_back(backend, grad, shape, axes, keepdim):
@@ -32,7 +37,8 @@ def _accurate(backend, reduce, a, axes, keepdim):
     return backend.astype(wide, _dtype.float16)
 
 
-def sum(a, dim=None, keepdim=False, dtype=None):
+def sum(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False,
+        dtype: _dtype.dtype | None = None) -> Tensor:
     """The sum over ``dim`` (an int, a tuple of ints, or None for all).
 
     Parameters
@@ -66,7 +72,7 @@ def sum(a, dim=None, keepdim=False, dtype=None):
     return record(out, "SumBackward", (a,), lambda g: (_expand_back(backend, g, shape, axes, keepdim),))
 
 
-def mean(a, dim=None, keepdim=False):
+def mean(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
     """The mean over ``dim`` (an int, a tuple of ints, or None for all); floating tensors only.
 
     Examples
@@ -141,7 +147,13 @@ def _extreme(a, dim, keepdim, largest):
     return MaxMin(values, indices)
 
 
-def max(a, dim=None, keepdim=False):
+@overload
+def max(a: Tensor, dim: None = None, keepdim: bool = False) -> Tensor: ...
+@overload
+def max(a: Tensor, dim: Tensor, keepdim: bool = False) -> Tensor: ...
+@overload
+def max(a: Tensor, dim: int, keepdim: bool = False) -> MaxMin: ...
+def max(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False) -> Tensor | MaxMin:
     """The largest element, or with ``dim`` the ``(values, indices)`` along one dimension;
     with a tensor in place of ``dim``, the elementwise :func:`lucid.maximum`.
 
@@ -169,7 +181,13 @@ def max(a, dim=None, keepdim=False):
     return _extreme(a, dim, keepdim, largest=True)
 
 
-def min(a, dim=None, keepdim=False):
+@overload
+def min(a: Tensor, dim: None = None, keepdim: bool = False) -> Tensor: ...
+@overload
+def min(a: Tensor, dim: Tensor, keepdim: bool = False) -> Tensor: ...
+@overload
+def min(a: Tensor, dim: int, keepdim: bool = False) -> MaxMin: ...
+def min(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False) -> Tensor | MaxMin:
     """The smallest element, or with ``dim`` the ``(values, indices)`` along one dimension (see :func:`max`).
 
     Examples
@@ -183,7 +201,7 @@ def min(a, dim=None, keepdim=False):
     return _extreme(a, dim, keepdim, largest=False)
 
 
-def any(a, dim=None, keepdim=False):
+def any(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
     """Whether any element (along ``dim``) is nonzero, as a bool tensor.
 
     Examples
@@ -195,7 +213,7 @@ def any(a, dim=None, keepdim=False):
     return a._like(a._backend.any(a._data, axis=_axes(a, dim), keepdims=keepdim))
 
 
-def all(a, dim=None, keepdim=False):
+def all(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
     """Whether every element (along ``dim``) is nonzero, as a bool tensor.
 
     Examples
@@ -207,7 +225,7 @@ def all(a, dim=None, keepdim=False):
     return a._like(a._backend.all(a._data, axis=_axes(a, dim), keepdims=keepdim))
 
 
-def log_softmax(a, dim):
+def log_softmax(a: Tensor, dim: int) -> Tensor:
     """``x - logsumexp(x)`` along ``dim``, computed stably, with its own backward.
 
     Examples
@@ -240,7 +258,7 @@ def log_softmax(a, dim):
     return record(out, "LogSoftmaxBackward", (a,), backward, saved=(out,))
 
 
-def softmax(a, dim, dtype=None):
+def softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
     """``exp(x - max) / sum(exp(x - max))`` along ``dim``, with its own backward.
 
     Parameters
@@ -286,7 +304,7 @@ def softmax(a, dim, dtype=None):
     return record(out, "SoftmaxBackward", (a,), backward, saved=(out,))
 
 
-def logsumexp(a, dim, keepdim=False):
+def logsumexp(a: Tensor, dim: int | Sequence[int] | None, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(a)))`` over ``dim``, computed stably; its gradient is the softmax.
 
     Examples
@@ -311,7 +329,7 @@ def logsumexp(a, dim, keepdim=False):
     return record(out, "LogsumexpBackward", (a,), backward, saved=(a,))
 
 
-def cumsum(a, dim, dtype=None):
+def cumsum(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
     """Running sums along ``dim``: ``out[i] = a[0] + ... + a[i]``; integers and bools sum as int64.
 
     Examples
@@ -356,7 +374,7 @@ def _arg_extreme(a, dim, keepdim, largest):
     return a._like(backend.astype(pick(a._data, axis, keepdims=keepdim), _dtype.int64))
 
 
-def argmax(a, dim=None, keepdim=False):
+def argmax(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """The index of the largest element (of the flattened tensor, or along ``dim``), as int64.
 
     Ties give the first index, as in torch.
@@ -371,7 +389,7 @@ def argmax(a, dim=None, keepdim=False):
     return _arg_extreme(a, dim, keepdim, largest=True)
 
 
-def argmin(a, dim=None, keepdim=False):
+def argmin(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """The index of the smallest element (see :func:`argmax`).
 
     Examples
@@ -391,7 +409,8 @@ def _correction(unbiased, correction) -> float:
     return 1 if unbiased is None or unbiased else 0
 
 
-def var(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var(a: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None) -> Tensor:
     """The variance over ``dim``: ``sum((a - mean)^2) / (N - correction)``.
 
     Parameters
@@ -426,7 +445,8 @@ def var(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return ew.div(squares, builtins.max(count - _correction(unbiased, correction), 0))
 
 
-def std(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std(a: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None) -> Tensor:
     """The standard deviation over ``dim``: the square root of :func:`var`.
 
     Examples

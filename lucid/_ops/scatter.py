@@ -85,7 +85,7 @@ def _pad(backend, array, shape, dtype):
     return backend.setitem(backend.zeros(shape, dtype), tuple(slice(0, n) for n in backend.shape(array)), array)
 
 
-def gather(input, dim, index, *, sparse_grad=False):
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """Values of ``input`` along ``dim`` at the positions ``index`` names.
 
     ``out[i][j][k] = input[index[i][j][k]][j][k]`` for ``dim=0`` (and so on): the result has
@@ -139,7 +139,8 @@ def _scatter_src(input, src, fn: str):
     raise TypeError(f"{fn}(): argument 'src' must be Tensor or a number, not {type(src).__name__}")
 
 
-def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | float | None = None, *,
+            value: Tensor | float | None = None, reduce: str | None = None) -> Tensor:
     """A copy of ``input`` with ``src``'s values written at the positions ``index`` names along ``dim``.
 
     The inverse of :func:`gather`: ``out[index[i][j]][j] = src[i][j]`` for ``dim=0``.
@@ -198,7 +199,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     return record(out, "ScatterBackward", inputs, backward, saved=(index,))
 
 
-def scatter_add(input, dim, index, src):
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy of ``input`` with ``src``'s values added at the positions ``index`` names along ``dim``.
 
     ``out[index[i][j]][j] += src[i][j]`` for ``dim=0``; a position named twice gets both
@@ -253,7 +254,7 @@ def _vector_index(index, fn: str, size: int, dim: int):
     return index._backend.reshape(index._backend.astype(index._data, _dtype.int64), (-1,))
 
 
-def index_select(input, dim, index):
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The slices of ``input`` along ``dim`` that the 1-D ``index`` names, in its order.
 
     Parameters
@@ -284,7 +285,7 @@ def index_select(input, dim, index):
                   saved=(index,))
 
 
-def index_add(input, dim, index, source, *, alpha=1):
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: float = 1) -> Tensor:
     """A copy of ``input`` with ``alpha * source[k]`` added to slice ``index[k]`` along ``dim``.
 
     Parameters
@@ -337,7 +338,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     return record(out, "IndexAddBackward", (input, source), backward, saved=(index,))
 
 
-def index_copy_(input, dim, index, source):
+def index_copy_(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """Slice ``index[k]`` of ``input`` along ``dim`` set to slice ``k`` of ``source``, in place.
 
     Only the named slices are read and written (O(len(index)) of them, never the whole
@@ -391,7 +392,7 @@ def index_copy_(input, dim, index, source):
     return input
 
 
-def nonzero_rows(input) -> Tensor:
+def nonzero_rows(input: Tensor) -> Tensor:
     """The indices of the rows (slices along dim 0) of ``input`` that hold a nonzero value.
 
     A 0-d ``input`` counts as one row. One scan of ``input`` (a host sync on MLX, as any
@@ -408,7 +409,7 @@ def nonzero_rows(input) -> Tensor:
     return input._like(backend.asarray(backend.nonzero_rows(data), _dtype.int64))
 
 
-def masked_fill(input, mask, value):
+def masked_fill(input: Tensor, mask: Tensor, value: Tensor | float) -> Tensor:
     """``input`` with ``value`` where the boolean ``mask`` (broadcast) is True.
 
     ``value`` is a number or a 0-d tensor, cast to ``input``'s dtype; a 0-d tensor that

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .. import _dtype
 from .._autograd import record
 from .._tensor import Tensor
 from .dims import axes as _axes
+from .dims import sizes as _sizes
 from .indexing import getitem
 
 
-def reshape(a, *shape):
+def reshape(a: Tensor, *shape: int | Sequence[int]) -> Tensor:
     """The same elements in a new shape; one dimension may be -1 (inferred).
 
     On the cpu device the result shares memory with ``a`` where NumPy can, as torch's views
@@ -22,9 +25,7 @@ def reshape(a, *shape):
     tensor([[0, 1, 2],
             [3, 4, 5]])
     """
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    shape = tuple(int(s) for s in shape)
+    shape = _sizes(shape)
     known = 1
     for s in shape:
         if s != -1:
@@ -39,7 +40,7 @@ def reshape(a, *shape):
     return record(out, "ViewBackward", (a,), lambda g: (backend.reshape(g, source),))
 
 
-def permute(a, *dims):
+def permute(a: Tensor, *dims: int | Sequence[int]) -> Tensor:
     """The dimensions reordered: output dimension ``i`` is input dimension ``dims[i]``.
 
     Examples
@@ -62,7 +63,7 @@ def permute(a, *dims):
     return record(out, "PermuteBackward", (a,), lambda g: (backend.transpose(g, inverse),))
 
 
-def transpose(a, dim0, dim1):
+def transpose(a: Tensor, dim0: int, dim1: int) -> Tensor:
     """``a`` with dimensions ``dim0`` and ``dim1`` swapped.
 
     Examples
@@ -81,7 +82,7 @@ def transpose(a, dim0, dim1):
     return permute(a, axes)
 
 
-def unsqueeze(a, dim):
+def unsqueeze(a: Tensor, dim: int) -> Tensor:
     """``a`` with a new dimension of size 1 at ``dim`` (in ``[-a.ndim - 1, a.ndim]``).
 
     Examples
@@ -98,7 +99,7 @@ def unsqueeze(a, dim):
     return reshape(a, shape)
 
 
-def squeeze(a, dim=None):
+def squeeze(a: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     """``a`` without its dimensions of size 1 (only those in ``dim``, if given).
 
     Examples
@@ -113,7 +114,7 @@ def squeeze(a, dim=None):
     return reshape(a, shape)
 
 
-def flatten(a, start_dim=0, end_dim=-1):
+def flatten(a: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """``a`` with dimensions ``start_dim`` to ``end_dim`` merged into one.
 
     Examples
@@ -152,7 +153,7 @@ def _same_device_dtype(tensors, name):
     return [t.to(dtype) for t in tensors]
 
 
-def cat(tensors, dim=0):
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension ``dim`` (their dtypes are promoted).
 
     Examples
@@ -191,7 +192,7 @@ def cat(tensors, dim=0):
     return record(out, "CatBackward", tuple(tensors), backward)
 
 
-def stack(tensors, dim=0):
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join same-shaped tensors along a new dimension ``dim``.
 
     Examples
@@ -211,7 +212,7 @@ def stack(tensors, dim=0):
     return cat([unsqueeze(t, dim) for t in tensors], dim=dim)
 
 
-def t(a):
+def t(a: Tensor) -> Tensor:
     """The transpose of a matrix; a vector or a 0-d tensor is returned as it is.
 
     Examples
@@ -227,7 +228,7 @@ def t(a):
     return transpose(a, 0, 1) if a.ndim == 2 else a
 
 
-def narrow(a, dim, start, length):
+def narrow(a: Tensor, dim: int, start: int, length: int) -> Tensor:
     """The view of ``a`` holding ``length`` elements of dimension ``dim`` from ``start`` on.
 
     ``start`` may be negative (counted from the end). The result shares ``a``'s storage,
@@ -258,7 +259,7 @@ def narrow(a, dim, start, length):
     return getitem(a, (slice(None),) * axis + (slice(start, start + length),))
 
 
-def split(a, split_size_or_sections, dim=0):
+def split(a: Tensor, split_size_or_sections: int | list[int] | tuple[int, ...], dim: int = 0) -> tuple[Tensor, ...]:
     """``a`` cut along ``dim`` into pieces of ``split_size_or_sections`` elements (the last
     may be smaller), or into pieces of the sizes a list gives; a tuple of views.
 
@@ -297,7 +298,7 @@ def split(a, split_size_or_sections, dim=0):
     return tuple(pieces)
 
 
-def chunk(a, chunks, dim=0):
+def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """``a`` cut along ``dim`` into at most ``chunks`` pieces of ``ceil(size / chunks)``
     elements (the last may be smaller, and there may be fewer pieces), as torch does.
 
@@ -315,7 +316,7 @@ def chunk(a, chunks, dim=0):
     return split(a, max(-(-size // chunks), 1) if size else 0, axis) if size else split(a, [0] * chunks, axis)
 
 
-def contiguous(a, memory_format=None):
+def contiguous(a: Tensor, memory_format: object = None) -> Tensor:
     """``a`` itself: lucid's tensors are always laid out contiguously as far as any op can
     tell (a view is re-read through its base), so there is nothing to copy.
 
@@ -329,7 +330,7 @@ def contiguous(a, memory_format=None):
     return a
 
 
-def view_as(a, other):
+def view_as(a: Tensor, other: Tensor) -> Tensor:
     """``a`` viewed with ``other``'s shape (see :func:`reshape`).
 
     Examples
@@ -341,7 +342,7 @@ def view_as(a, other):
     return reshape(a, other.shape)
 
 
-def expand(a, *sizes):
+def expand(a: Tensor, *sizes: int | Sequence[int]) -> Tensor:
     """``a`` broadcast to ``sizes`` (-1 keeps a dimension), without copying on the cpu device.
 
     Examples
@@ -351,9 +352,7 @@ def expand(a, *sizes):
     tensor([[1, 1, 1],
             [2, 2, 2]])
     """
-    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
-        sizes = tuple(sizes[0])
-    sizes = [int(n) for n in sizes]
+    sizes = _sizes(sizes)
     if len(sizes) < a.ndim:
         raise RuntimeError(
             f"expand(): the number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
@@ -370,15 +369,15 @@ def expand(a, *sizes):
         elif own is not None and own != 1 and own != n:
             raise RuntimeError(
                 f"The expanded size of the tensor ({n}) must match the existing size ({own}) at non-singleton "
-                f"dimension {i}.  Target sizes: {sizes}.  Tensor sizes: {list(a.shape)}"
+                f"dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(a.shape)}"
             )
         target.append(n)
-    backend, target = a._backend, tuple(target)
-    out = a._like(backend.broadcast_to(a._data, target))
+    backend = a._backend
+    out = a._like(backend.broadcast_to(a._data, tuple(target)))
     return record(out, "ExpandBackward", (a,), lambda g: (g,))
 
 
-def expand_as(a, other):
+def expand_as(a: Tensor, other: Tensor) -> Tensor:
     """``a`` broadcast to ``other``'s shape (see :func:`expand`).
 
     Examples
@@ -391,7 +390,7 @@ def expand_as(a, other):
     return expand(a, other.shape)
 
 
-def repeat(a, *sizes):
+def repeat(a: Tensor, *sizes: int | Sequence[int]) -> Tensor:
     """``a`` tiled ``sizes[i]`` times along dimension ``i`` (new leading dimensions first).
 
     Examples
@@ -401,9 +400,7 @@ def repeat(a, *sizes):
     tensor([[1, 2, 1, 2],
             [1, 2, 1, 2]])
     """
-    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
-        sizes = tuple(sizes[0])
-    sizes = tuple(int(n) for n in sizes)
+    sizes = _sizes(sizes)
     if len(sizes) < a.ndim:
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
@@ -419,7 +416,7 @@ def repeat(a, *sizes):
     return reshape(expand(reshape(a, paired), expanded), [r * s for r, s in zip(sizes, shape)])
 
 
-def flip(a, dims):
+def flip(a: Tensor, dims: int | Sequence[int]) -> Tensor:
     """``a`` with the order of its elements reversed along each dimension in ``dims``.
 
     Examples
@@ -441,7 +438,7 @@ def flip(a, dims):
     return record(out, "FlipBackward", (a,), lambda g: (reverse(g),))
 
 
-def unbind(a, dim=0):
+def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices of ``a`` along ``dim``, as a tuple of views without that dimension.
 
     Examples

@@ -7,15 +7,29 @@ of the input by it, so their gradient goes back to the elements they came from.
 from __future__ import annotations
 
 import numbers
-from collections import namedtuple
+from typing import NamedTuple
 
 from .. import _dtype
+from .._tensor import Tensor
 from .dims import axes as _axes
 from .scatter import gather
 from .shape import narrow
 
-SortResult = namedtuple("sort", ["values", "indices"])  # torch.return_types.sort
-TopkResult = namedtuple("topk", ["values", "indices"])  # torch.return_types.topk
+class SortResult(NamedTuple):
+    """What :func:`sort` returns; its repr names the op, as torch.return_types.sort's."""
+
+    values: Tensor
+    indices: Tensor
+
+
+class TopkResult(NamedTuple):
+    """What :func:`topk` returns; its repr names the op, as torch.return_types.topk's."""
+
+    values: Tensor
+    indices: Tensor
+
+
+SortResult.__name__, TopkResult.__name__ = "sort", "topk"
 
 
 def _order(input, dim, descending):
@@ -26,7 +40,7 @@ def _order(input, dim, descending):
     return axis, input._like(backend.argsort(input._data, axis, descending))
 
 
-def argsort(input, dim=-1, descending=False, stable=False):
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     """The indices that sort ``input`` along ``dim``, as int64.
 
     The sort is always stable here (equal elements keep their order), so ``stable`` only
@@ -43,7 +57,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
     return _order(input, dim, descending)[1]
 
 
-def sort(input, dim=-1, descending=False, stable=False):
+def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> SortResult:
     """``(values, indices)``: ``input`` sorted along ``dim``, and where each value came from.
 
     Stable (see :func:`argsort`). The values carry the gradient back to the positions the
@@ -63,7 +77,7 @@ def sort(input, dim=-1, descending=False, stable=False):
     return SortResult(gather(input, dim, indices), indices)
 
 
-def topk(input, k, dim=-1, largest=True, sorted=True):
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> TopkResult:
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices.
 
     Parameters
