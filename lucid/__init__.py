@@ -12,6 +12,8 @@ Examples
 tensor([ 18., -36.])
 """
 
+import builtins
+
 from . import _backend
 from ._autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from ._backend.random import Generator
@@ -46,7 +48,7 @@ clip = clamp
 __version__ = "0.1.0"
 
 
-def is_available(device) -> bool:
+def is_available(device: str) -> builtins.bool:
     """Whether ``device`` ("cpu" or "gpu") can be used here; "gpu" needs MLX installed.
 
     Examples

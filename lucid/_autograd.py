@@ -16,6 +16,11 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Callable
+from typing import Literal, ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _mode = threading.local()
 
@@ -47,25 +52,27 @@ class set_grad_enabled:
     False
     """
 
-    def __init__(self, mode: bool = True):
+    _previous: bool | None  # the mode to restore; None until entered (no_grad, enable_grad)
+
+    def __init__(self, mode: bool = True) -> None:
         self._previous = is_grad_enabled()
         self.mode = bool(mode)
         _mode.enabled = self.mode
 
-    def __enter__(self):
+    def __enter__(self) -> set_grad_enabled:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         _mode.enabled = self._previous
         return False
 
-    def __call__(self, fn):
+    def __call__(self, fn: Callable[P, R]) -> Callable[P, R]:
         # as a decorator, the mode applies to the calls only: undo what __init__ switched
         if type(self) is set_grad_enabled:
             _mode.enabled = self._previous
 
         @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
             with type(self)(self.mode) if type(self) is set_grad_enabled else type(self)():
                 return fn(*args, **kwargs)
 
@@ -98,11 +105,11 @@ class no_grad(set_grad_enabled):
         self.__init__()
         return self(fn)
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._previous = None
         self.mode = False
 
-    def __enter__(self):
+    def __enter__(self) -> no_grad:
         self._previous = is_grad_enabled()
         _mode.enabled = False
         return self
@@ -121,13 +128,14 @@ class enable_grad(set_grad_enabled):
     True
     """
 
-    __new__ = no_grad.__new__
+    def __new__(cls, fn=None):  # as no_grad's: ``@enable_grad`` without parentheses decorates too
+        return no_grad.__new__(cls, fn)
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._previous = None
         self.mode = True
 
-    def __enter__(self):
+    def __enter__(self) -> enable_grad:
         self._previous = is_grad_enabled()
         _mode.enabled = True
         return self
@@ -167,21 +175,21 @@ class inference_mode(no_grad):
             return self(mode)
         return self
 
-    def __init__(self, mode=True):
+    def __init__(self, mode: bool = True) -> None:
         self._previous = None
         self.inference = bool(mode)
 
-    def __enter__(self):
+    def __enter__(self) -> inference_mode:
         self._previous = is_grad_enabled()
         if self.inference:
             _mode.enabled = False
         return self
 
-    def __call__(self, fn):
+    def __call__(self, fn: Callable[P, R]) -> Callable[P, R]:
         inference = self.inference
 
         @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
             with inference_mode(inference):
                 return fn(*args, **kwargs)
 

@@ -36,8 +36,9 @@ class device(str):
     """
 
     __slots__ = ("_index",)
+    _index: int | None
 
-    def __new__(cls, type, index=None):  # noqa: A002 - torch's name
+    def __new__(cls, type: str, index: int | None = None) -> device:  # noqa: A002 - torch's name
         if isinstance(type, device) and index is None:
             return type
         if not isinstance(type, str):
@@ -74,7 +75,7 @@ class device(str):
         return str.__str__(self)
 
     @property
-    def index(self):
+    def index(self) -> int | None:  # type: ignore[override]  # torch.device's index, over str.index
         """The index given, or None.
 
         Examples

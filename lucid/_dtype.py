@@ -17,7 +17,7 @@ class dtype:
 
     __slots__ = ("name", "itemsize", "category")
 
-    def __init__(self, name: str, itemsize: int, category: int):
+    def __init__(self, name: str, itemsize: int, category: int) -> None:
         self.name = name
         self.itemsize = itemsize
         self.category = category  # 0 bool < 1 integer < 2 floating, as in torch's promotion
@@ -185,7 +185,7 @@ class finfo:
     (65504.0, 6.103515625e-05)
     """
 
-    def __init__(self, type: dtype | None = None):  # noqa: A002 - torch's name
+    def __init__(self, type: dtype | None = None) -> None:  # noqa: A002 - torch's name
         type = default_float if type is None else type
         if not isinstance(type, dtype) or not type.is_floating_point:
             raise TypeError(f"finfo needs a floating dtype such as lucid.float32, got {type!r}")

@@ -12,7 +12,7 @@ from ._backend.host import is_array as host_is_array
 from ._tensor import Tensor, _check_dtype
 
 if TYPE_CHECKING:
-    import numpy as np
+    from ._backend.host import ndarray
 
 
 def _shape(size) -> tuple:
@@ -125,8 +125,7 @@ def ones_like(t: Tensor, dtype: _dtype.dtype | None = None, device: str | None =
 
 
 def randn(*size: int | Sequence[int], generator: _random.Generator | None = None, dtype: _dtype.dtype | None = None,
-          device: str = "cpu",
-          requires_grad: bool = False) -> Tensor:
+          device: str = "cpu", requires_grad: bool = False) -> Tensor:
     """Samples of N(0, 1) of shape ``size``; the same numbers on every device for one seed.
 
     ``generator`` (a :class:`lucid.Generator`) draws from its own stream instead of the
@@ -147,8 +146,7 @@ def randn(*size: int | Sequence[int], generator: _random.Generator | None = None
 
 
 def rand(*size: int | Sequence[int], generator: _random.Generator | None = None, dtype: _dtype.dtype | None = None,
-         device: str = "cpu",
-         requires_grad: bool = False) -> Tensor:
+         device: str = "cpu", requires_grad: bool = False) -> Tensor:
     """Samples of U[0, 1) of shape ``size``.
 
     Examples
@@ -164,8 +162,7 @@ def rand(*size: int | Sequence[int], generator: _random.Generator | None = None,
 
 
 def arange(start: float, end: float | None = None, step: float = 1, dtype: _dtype.dtype | None = None,
-           device: str = "cpu",
-           requires_grad: bool = False) -> Tensor:
+           device: str = "cpu", requires_grad: bool = False) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless any bound is a float.
 
     Examples
@@ -344,8 +341,7 @@ def randint(*args: int | Sequence[int], low: int | None = None, high: int | None
 
 
 def randperm(n: int, *, generator: _random.Generator | None = None, dtype: _dtype.dtype | None = None,
-             device: str = "cpu",
-             requires_grad: bool = False) -> Tensor:
+             device: str = "cpu", requires_grad: bool = False) -> Tensor:
     """A random permutation of ``0 .. n-1`` (int64 by default).
 
     Examples
@@ -401,7 +397,7 @@ def eye(n: int, m: int | None = None, *, dtype: _dtype.dtype | None = None, devi
     return _finish(backend.eye(int(n), int(m), _dtype_or(dtype, _dtype.default_float)), backend, requires_grad)
 
 
-def from_numpy(array: np.ndarray) -> Tensor:
+def from_numpy(array: ndarray) -> Tensor:
     """A cpu tensor that shares memory with the NumPy ``array`` (writes to either show in both).
 
     Examples

@@ -10,11 +10,17 @@ allocates an array of the dense shape except :meth:`SparseTensor.to_dense`.
 
 from __future__ import annotations
 
+import builtins
 import math
 import numbers
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, overload
 
 from . import _backend, _device, _dtype
 from ._tensor import Tensor, _check_dtype
+
+if TYPE_CHECKING:
+    from ._backend.base import Backend
 
 __all__ = ["SparseTensor", "sparse_coo_tensor"]
 
@@ -50,6 +56,11 @@ class SparseTensor:
     is_leaf = True
 
     __slots__ = ("_rows", "_vals", "_shape", "_backend", "_coalesced", "__weakref__")
+    _rows: Any  # native arrays of the backend
+    _vals: Any
+    _shape: tuple[int, ...]
+    _backend: Backend
+    _coalesced: bool
 
     @classmethod
     def _make(cls, rows, values, shape, backend, coalesced=False) -> "SparseTensor":
@@ -61,7 +72,7 @@ class SparseTensor:
 
     # --- what it is --------------------------------------------------------------------
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple[int, ...]:
         """The dense shape, a tuple.
 
         Examples
@@ -72,7 +83,11 @@ class SparseTensor:
         """
         return self._shape
 
-    def size(self, dim=None):
+    @overload
+    def size(self, dim: None = None) -> tuple[int, ...]: ...
+    @overload
+    def size(self, dim: int) -> int: ...
+    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
         """The dense shape, or its length along ``dim``.
 
         Examples
@@ -132,7 +147,7 @@ class SparseTensor:
         return self._backend.dtype_of(self._vals)
 
     @property
-    def device(self):
+    def device(self) -> _device.device:
         """The :class:`lucid.device` of the indices and values.
 
         Examples
@@ -259,7 +274,7 @@ class SparseTensor:
         out = b.index_add_rows(out, self._rows, self._vals, unique=self._coalesced)
         return Tensor._make(out, b)
 
-    def to(self, *args, **kwargs) -> "SparseTensor":
+    def to(self, *args: str | _dtype.dtype | Tensor, **kwargs: Any) -> "SparseTensor":
         """This tensor on another device and/or with another dtype (self when nothing changes).
 
         Takes the arguments of :meth:`Tensor.to <lucid.Tensor.to>`.
@@ -416,7 +431,7 @@ class SparseTensor:
             return other
         raise TypeError(f"a sparse tensor can be multiplied by a number, not by {type(other).__name__}")
 
-    def mul(self, other) -> "SparseTensor":
+    def mul(self, other: Tensor | builtins.float) -> "SparseTensor":
         """The values times a number or a one-element tensor (``self * other``; the rows stay).
 
         Examples
@@ -432,7 +447,7 @@ class SparseTensor:
 
     __mul__ = __rmul__ = mul
 
-    def mul_(self, other) -> "SparseTensor":
+    def mul_(self, other: Tensor | builtins.float) -> "SparseTensor":
         """Scale the values in place (the rows stay as they are).
 
         Examples
@@ -445,7 +460,7 @@ class SparseTensor:
         self._vals = self.mul(other)._vals
         return self
 
-    def div_(self, other) -> "SparseTensor":
+    def div_(self, other: Tensor | builtins.float) -> "SparseTensor":
         """Divide the values in place by a number or a one-element tensor.
 
         Examples
@@ -459,7 +474,7 @@ class SparseTensor:
         self._vals = b.astype(b.divide(self._vals, self._scalar(other)), self.dtype)
         return self
 
-    def div(self, other) -> "SparseTensor":
+    def div(self, other: Tensor | builtins.float) -> "SparseTensor":
         """The values divided by a number or a one-element tensor (``self / other``).
 
         Examples
@@ -475,7 +490,7 @@ class SparseTensor:
 
     __truediv__ = div
 
-    def add_(self, other, alpha=1) -> "SparseTensor":
+    def add_(self, other: SparseTensor, alpha: builtins.float = 1) -> "SparseTensor":
         """``self += alpha * other`` for a sparse ``other``: its rows appended (uncoalesced).
 
         Examples
@@ -493,7 +508,8 @@ class SparseTensor:
         self._rows, self._vals, self._coalesced = total._rows, total._vals, total._coalesced
         return self
 
-    def clamp_(self, min=None, max=None) -> "SparseTensor":  # noqa: A002 - torch's names
+    def clamp_(self, min: builtins.float | None = None,  # noqa: A002 - torch's names
+               max: builtins.float | None = None) -> "SparseTensor":  # noqa: A002
         """Clamp the listed values in place (the unlisted zeros are left as they are).
 
         Examples
@@ -576,7 +592,11 @@ class SparseTensor:
         self._coalesced = True
         return self
 
-    def add(self, other, alpha=1):
+    @overload
+    def add(self, other: SparseTensor, alpha: builtins.float = 1) -> SparseTensor: ...
+    @overload
+    def add(self, other: Tensor, alpha: builtins.float = 1) -> Tensor: ...
+    def add(self, other: SparseTensor | Tensor, alpha: builtins.float = 1) -> SparseTensor | Tensor:
         """``self + alpha * other``: sparse for a sparse ``other`` (the rows concatenated,
         uncoalesced), dense for a dense one.
 
@@ -604,7 +624,7 @@ class SparseTensor:
 
     __add__ = add
 
-    def __radd__(self, other):
+    def __radd__(self, other: Tensor) -> Tensor:
         return self.add(other)
 
     # --- the rest ------------------------------------------------------------------------
@@ -615,7 +635,7 @@ class SparseTensor:
         return (f"sparse_coo_tensor(indices={self.indices()!r},\n       values={self.values()!r},\n"
                 f"       size={self._shape}, nnz={self._nnz()})")
 
-    def __deepcopy__(self, memo) -> "SparseTensor":
+    def __deepcopy__(self, memo: dict[int, Any]) -> "SparseTensor":
         return self.clone()
 
     def __reduce_ex__(self, protocol):
@@ -657,7 +677,8 @@ def add_to_dense(array, grad: SparseTensor, backend, owned: bool):
     return backend.index_add_rows(array, grad._rows, grad._vals, unique=grad._coalesced)
 
 
-def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None) -> SparseTensor:
+def sparse_coo_tensor(indices: object, values: object, size: Sequence[int] | None = None, *,
+                      dtype: _dtype.dtype | None = None, device: str | None = None) -> SparseTensor:
     """A row-sparse tensor from row ``indices`` and their ``values`` (torch's COO layout, one sparse dim).
 
     Parameters

@@ -16,10 +16,9 @@ from ._backend import random as _random
 from ._ops.broadcast import broadcast_shapes, check_fits
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from ._autograd import Node
     from ._backend.base import Backend
+    from ._backend.host import ndarray
     from ._ops import elementwise as _ew
     from ._ops import indexing as _indexing
     from ._ops import linalg as _linalg
@@ -551,7 +550,7 @@ class Tensor:
         """
         return self._backend.to_numpy(self._data).tolist()
 
-    def numpy(self) -> np.ndarray:
+    def numpy(self) -> ndarray:
         """The values as a NumPy array (shares memory on the cpu device, as torch does).
 
         Examples
@@ -564,7 +563,7 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._backend.as_numpy(self._data)
 
-    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> ndarray:
         array = self._backend.to_numpy(self._data)
         return array if dtype is None else array.astype(dtype)
 
@@ -1003,7 +1002,8 @@ class Tensor:
         self._check_inplace(other)
         return self._inplace("maximum", self._operand(other))
 
-    def clamp_(self, min: Tensor | builtins.float | None = None, max: Tensor | builtins.float | None = None) -> "Tensor":
+    def clamp_(self, min: Tensor | builtins.float | None = None,
+               max: Tensor | builtins.float | None = None) -> "Tensor":
         """Limit ``self`` to [min, max] in place (numbers or tensors).
 
         Parameters
@@ -1054,7 +1054,8 @@ class Tensor:
         high = b.subtract(end, b.multiply(diff, b.subtract(1, w)))
         return self._assign(b.where(b.compare("less", w, 0.5), low, high))
 
-    def addcmul_(self, tensor1: Tensor | builtins.float, tensor2: Tensor | builtins.float, value: builtins.float = 1) -> "Tensor":
+    def addcmul_(self, tensor1: Tensor | builtins.float, tensor2: Tensor | builtins.float,
+                 value: builtins.float = 1) -> "Tensor":
         """``self += value * tensor1 * tensor2``.
 
         Parameters
@@ -1076,7 +1077,8 @@ class Tensor:
             product = self._backend.multiply(product, value)
         return self._inplace("add", product)
 
-    def addcdiv_(self, tensor1: Tensor | builtins.float, tensor2: Tensor | builtins.float, value: builtins.float = 1) -> "Tensor":
+    def addcdiv_(self, tensor1: Tensor | builtins.float, tensor2: Tensor | builtins.float,
+                 value: builtins.float = 1) -> "Tensor":
         """``self += (value * tensor1) / tensor2``, in torch's order (bit-identical to its CPU kernel).
 
         Parameters

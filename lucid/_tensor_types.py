@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 from . import _dtype
 from ._tensor import Tensor
@@ -11,10 +12,12 @@ from ._tensor import Tensor
 class _TensorType(type):
     """The metaclass: calling a type makes a tensor of its dtype; ``isinstance`` checks the dtype."""
 
-    def __instancecheck__(cls, value) -> bool:
+    dtype: _dtype.dtype  # each type's, set by _make
+
+    def __instancecheck__(cls, value: object) -> bool:
         return isinstance(value, Tensor) and value.dtype is cls.dtype and value.device == "cpu"
 
-    def __call__(cls, *args, device="cpu"):
+    def __call__(cls, *args: Any, device: str = "cpu") -> Tensor:
         from ._factory import tensor, zeros
 
         if not args:
@@ -32,7 +35,7 @@ class _TensorType(type):
         return f"<class 'lucid.{cls.__name__}'>"
 
 
-def _make(name: str, dtype: _dtype.dtype, example: str):
+def _make(name: str, dtype: _dtype.dtype, example: str) -> _TensorType:
     doc = f"""Tensors of dtype ``{dtype!r}`` on the cpu, as torch's ``{name}``.
 
     ``{name}(2, 3)`` is a new ``(2, 3)`` tensor (of zeros: see :func:`lucid.empty`),

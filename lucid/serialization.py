@@ -33,6 +33,7 @@ import json
 import math
 import os
 import secrets
+from typing import Any, BinaryIO, NoReturn
 
 from . import _backend
 from . import _dtype
@@ -48,7 +49,7 @@ MAX_DEPTH = 200  # nesting beyond this is refused on save and on load, well insi
 _EXACT_INT = 2**53  # larger ints are written as strings, so that every JSON reader keeps them exact
 
 _SCALARS = (type(None), bool, str)
-_MAPPINGS = {dict: "dict", collections.OrderedDict: "odict", collections.Counter: "counter"}
+_MAPPINGS: dict[type, str] = {dict: "dict", collections.OrderedDict: "odict", collections.Counter: "counter"}
 _MAPPING_TYPES = {tag: kind for kind, tag in _MAPPINGS.items()}
 _DTYPE_NAMES = {d.name for d in _dtype.ALL}
 _TAGS = {"int", "float", "tuple", "tensor", "dtype", "ndarray", "npscalar", *_MAPPING_TYPES}
@@ -189,7 +190,7 @@ def _write_atomically(path: str, data: bytes) -> None:
             os.close(folder_fd)
 
 
-def save(obj, f) -> None:
+def save(obj: object, f: str | os.PathLike[str] | BinaryIO) -> None:
     """Save ``obj`` (tensors, numbers, strings and containers of them) to a checkpoint file.
 
     The file is a plain safetensors file: its tensors are the object's tensors, its metadata
@@ -272,7 +273,7 @@ class _Decoder:
     def __init__(self, arrays: dict, device, source: str):
         self.arrays, self.device, self.source = arrays, device, source
 
-    def fail(self, path: str, problem: str):
+    def fail(self, path: str, problem: str) -> NoReturn:
         raise ValueError(f"{self.source}: the lucid structure is broken at {_at(path)}: {problem}")
 
     def decode(self, node, path: str = "", depth: int = 0):
@@ -373,7 +374,7 @@ def _hashable_key(key) -> bool:
     return kind in (*_SCALARS, int, float) or (kind is tuple and all(_hashable_key(k) for k in key))
 
 
-def load(f, map_location=None):
+def load(f: str | os.PathLike[str] | BinaryIO, map_location: str | None = None) -> Any:
     """Load an object saved by :func:`save`, or the tensors of any safetensors file.
 
     Parameters

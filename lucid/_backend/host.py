@@ -13,6 +13,8 @@ import numpy as np
 
 from .. import _dtype
 
+ndarray = np.ndarray  # the host array type, for annotations outside the seam (Tensor.numpy())
+
 _BY_KIND = {"b": _dtype.bool_, "i": _dtype.default_int, "u": _dtype.default_int, "f": _dtype.default_float}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numbers
 import secrets
+from typing import Any
 
 import numpy as np
 
@@ -43,13 +44,16 @@ class Generator:
     (True, 42)
     """
 
-    def __init__(self, device="cpu"):
+    _seed: int
+    _rng: np.random.Generator
+
+    def __init__(self, device: str = "cpu") -> None:
         from . import canonical_device
 
         self.device = canonical_device(device)
         self.manual_seed(DEFAULT_SEED)
 
-    def manual_seed(self, seed) -> "Generator":
+    def manual_seed(self, seed: int) -> "Generator":
         """Reset the state from ``seed`` (an int); returns the generator, as torch's.
 
         Examples
@@ -90,7 +94,7 @@ class Generator:
         """
         return self._seed
 
-    def get_state(self) -> dict:
+    def get_state(self) -> dict[str, Any]:
         """The state, to give back to :meth:`set_state` (a plain dict).
 
         Examples
@@ -105,7 +109,7 @@ class Generator:
         """
         return {"seed": self._seed, "bit_generator": self._rng.bit_generator.state}
 
-    def set_state(self, state) -> "Generator":
+    def set_state(self, state: dict[str, Any]) -> "Generator":
         """Restore a state :meth:`get_state` gave.
 
         Examples
@@ -129,7 +133,7 @@ class Generator:
 default_generator = Generator()
 
 
-def manual_seed(seed) -> Generator:
+def manual_seed(seed: int) -> Generator:
     return default_generator.manual_seed(seed)
 
 

@@ -154,8 +154,8 @@ def _masked_fill_(self: Tensor, mask: Tensor, value: Tensor | float) -> Tensor:
     return self.copy_(scatter.masked_fill(self, mask, value))
 
 
-def _scatter_(self: Tensor, dim: int, index: Tensor, src: Tensor | float | None = None, *, value: Tensor | float | None = None,
-              reduce: str | None = None) -> Tensor:
+def _scatter_(self: Tensor, dim: int, index: Tensor, src: Tensor | float | None = None, *,
+              value: Tensor | float | None = None, reduce: str | None = None) -> Tensor:
     """In place :meth:`scatter`: the result written into this tensor.
 
     Examples
@@ -237,8 +237,8 @@ def _new_empty(self: Tensor, *size: int | Sequence[int], dtype: _dtype.dtype | N
     return _factory.empty(*size, requires_grad=requires_grad, **_like_self(self, dtype, device))
 
 
-def _new_full(self: Tensor, size: int | Sequence[int], fill_value: float, *, dtype: _dtype.dtype | None = None, device: str | None = None,
-              requires_grad: bool = False) -> Tensor:
+def _new_full(self: Tensor, size: int | Sequence[int], fill_value: float, *, dtype: _dtype.dtype | None = None,
+              device: str | None = None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape ``size`` filled with ``fill_value``, with this tensor's dtype and device.
 
     Examples
