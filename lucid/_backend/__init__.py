@@ -37,6 +37,7 @@ def get(device) -> Backend:
     device = canonical_device(device)
     backend = _loaded.get(device)
     if backend is None:
+        cls: type[Backend]
         if device == "cpu":
             from .numpy_backend import NumpyBackend as cls
         else:

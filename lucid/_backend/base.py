@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +31,7 @@ class Backend:
     """An array library behind a lucid device."""
 
     device: str = ""
-    _xp = None  # the array namespace, numpy or mlx.core: private to the backends
+    _xp: Any = None  # the array namespace, numpy or mlx.core: private to the backends
     # whether reshape, transpose and basic indexing give arrays that share memory with their
     # source (NumPy); if not (MLX), lucid's views write back to their base themselves
     views_share_memory: bool = True

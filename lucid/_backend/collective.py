@@ -24,7 +24,7 @@ from . import get
 try:
     import mlx.core as mx
 except ImportError:  # pragma: no cover - exercised only without mlx
-    mx = None
+    mx = None  # type: ignore[assignment]  # no MLX: require_mlx() says how to install it
 
 REDUCTIONS = ("sum", "max", "min")
 

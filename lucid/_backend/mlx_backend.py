@@ -375,7 +375,7 @@ def _slots(values, dtype, numbers: list, own: bool = False) -> tuple:
     the rule's scalars): None and bools as they are (constants of the trace), and for a
     number its index in ``numbers``, to which its 0-d array is appended (``own``: a new
     float64 array, which the step casts to ``dtype``)."""
-    slots = []
+    slots: list[bool | int | None] = []
     for value in values:
         if value is None or isinstance(value, bool):
             slots.append(value)

@@ -167,9 +167,9 @@ def _load(stem: str, source: str, origin: str):
             handle.write(source)
         os.replace(partial, path)  # atomic: a concurrent process sees the whole file or none
     spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]  # a .py path: never None
     sys.modules[name] = module  # numba's cache finds the module of what it loads by name
-    spec.loader.exec_module(module)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]  # a .py path: a spec with a loader
     _modules[name] = module
     return module
 

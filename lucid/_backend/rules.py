@@ -27,14 +27,18 @@ from __future__ import annotations
 import inspect
 import textwrap
 import types
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Rule:
     """An elementwise update rule: the function, and which of its arguments are state."""
 
-    def __init__(self, fn, state):
+    def __init__(self, fn: Callable[..., Any], state: Sequence[str]) -> None:
         self.fn = fn
         self.name = fn.__name__
         self.state = tuple(state)
@@ -49,11 +53,11 @@ class Rule:
     def __repr__(self) -> str:
         return f"<elementwise rule {self.name}{inspect.signature(self.fn)}>"
 
-    def __call__(self, *args):
+    def __call__(self, *args: Any) -> Any:
         """Evaluate the rule on NumPy arrays or numbers (the reference semantics)."""
         return self.fn(*args)
 
-    def with_vocabulary(self, vocabulary: dict):
+    def with_vocabulary(self, vocabulary: dict) -> Callable[..., Any]:
         """The rule's function with the vocabulary names bound to a backend's functions."""
         fn = self._rebound.get(id(vocabulary))
         if fn is None:
@@ -62,12 +66,13 @@ class Rule:
 
     def sources(self) -> list:
         """The source of the helper functions the rule calls, then its own, without decorators."""
-        parts, seen = [], set()
+        parts: list[str] = []
+        seen: set[int] = set()
         _collect_source(self.fn, parts, seen)
         return parts
 
 
-def elementwise(state=()):
+def elementwise(state: Sequence[str] = ()) -> Callable[[Callable[..., Any]], Rule]:
     """Declare an elementwise update rule whose state arguments are ``state`` (see the module doc).
 
     Examples
@@ -84,9 +89,9 @@ def elementwise(state=()):
     return lambda fn: Rule(fn, state)
 
 
-def helper(fn):
+def helper(fn: F) -> F:
     """Mark ``fn`` as a pure elementwise helper that rules may call (its source is compiled with them)."""
-    fn._lucid_elementwise_helper = True
+    setattr(fn, "_lucid_elementwise_helper", True)  # (an attribute a type checker does not know functions have)
     return fn
 
 

@@ -20,7 +20,7 @@ import safetensors.numpy
 # lucid's dtypes by name, as safetensors spells them, and the NumPy type of each
 _CODES = {"bool": "BOOL", "int32": "I32", "int64": "I64", "float16": "F16", "float32": "F32", "float64": "F64"}
 _NAMES = {code: name for name, code in _CODES.items()}
-_NUMPY = {name: np.dtype(name).newbyteorder("<") for name in _CODES}
+_NUMPY: dict[str | None, np.dtype] = {name: np.dtype(name).newbyteorder("<") for name in _CODES}
 _ITEMSIZE = {name: dtype.itemsize for name, dtype in _NUMPY.items()}
 # dtypes a safetensors file may hold that lucid has no dtype for
 _FOREIGN = {"BF16", "F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "U8", "I8", "U16", "I16",
