@@ -13,6 +13,7 @@ import numbers
 import lucid
 
 from .._ops.embedding import lookup_rows
+from .._tensor import Tensor
 from .._ops.linalg import linear as _linear
 from ._functional import activation as _activation
 from ._functional.activation import (  # noqa: F401 - re-exported
@@ -35,7 +36,7 @@ __all__ = [
 ]
 
 # --- layers --------------------------------------------------------------------------------
-def linear(input, weight, bias=None):
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """The affine map ``input @ weight.T + bias``.
 
     Parameters
@@ -99,7 +100,7 @@ def _validate_padding_idx(padding_idx, num_embeddings: int):
         return None
     if not isinstance(padding_idx, numbers.Integral) or isinstance(padding_idx, bool):
         raise TypeError(f"padding_idx must be an int or None, got {padding_idx!r}")
-    if padding_idx >= num_embeddings or padding_idx < -num_embeddings:
+    if padding_idx >= num_embeddings or padding_idx < -num_embeddings:  # type: ignore[operator]  # typeshed's numbers ABCs do not compare with int
         raise ValueError(f"Padding_idx must be within num_embeddings: got padding_idx={padding_idx} for "
                          f"num_embeddings={num_embeddings}")
     if padding_idx < 0:
@@ -158,8 +159,8 @@ def _renorm_rows_(weight, flat_indices, max_norm: float, norm_type: float) -> No
         weight[flat_indices] = lucid.where(norms > max_norm, scaled, rows)
 
 
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
-              sparse=False):
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Look up rows of ``weight``: ``out[..., :] = weight[input[...], :]``.
 
     The lookup is one vectorised gather; its backward one scatter-add of the output gradient
@@ -294,8 +295,10 @@ def _scale_gradient(tensor, scale):
     return tensor.detach() + (tensor - tensor.detach()) * scale
 
 
-def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
-                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
+                  norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> Tensor:
     """The sum, mean or max of each bag of rows of ``weight``, without building the looked-up rows per bag.
 
     A bag is a row of a 2-D ``input``, or, for a 1-D ``input``, the slice from one entry of
@@ -499,7 +502,8 @@ def _picked_losses(input, target, weight, ignore_index):
     return losses.reshape(shape), weights.reshape(shape)
 
 
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+             ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """The negative log likelihood loss: ``-w[y_i] * input[i, y_i]`` for log-probabilities ``input``.
 
     With ``reduction="mean"`` this is torch's *weighted* mean,
@@ -595,8 +599,9 @@ def _probability_loss(logp, target, weight, reduction, label_smoothing, classes)
     return losses
 
 
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
-                  label_smoothing=0.0):
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+                  ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
     """The cross-entropy between the softmax of the logits ``input`` and ``target``.
 
     With class-index targets it is ``nll_loss(log_softmax(input, 1), target, ...)``. With
@@ -670,7 +675,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 
 # --- encodings --------------------------------------------------------------------------------
-def one_hot(tensor, num_classes=-1):
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """The int64 one-hot encoding of the class indices in ``tensor``: shape ``tensor.shape + (num_classes,)``.
 
     Parameters

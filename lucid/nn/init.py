@@ -25,6 +25,7 @@ import warnings
 import lucid
 
 from .. import _factory
+from .._tensor import Tensor
 
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",
@@ -34,7 +35,7 @@ __all__ = [
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
 
 
-def calculate_gain(nonlinearity, param=None) -> float:
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     """The recommended gain for a nonlinearity, as torch's table gives it.
 
     ============================  ==========================================
@@ -94,7 +95,7 @@ def _calculate_correct_fan(tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
-def uniform_(tensor, a: float = 0.0, b: float = 1.0, generator=None):
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: lucid.Generator | None = None) -> Tensor:
     """Fill ``tensor`` with samples of U(a, b).
 
     Examples
@@ -109,7 +110,7 @@ def uniform_(tensor, a: float = 0.0, b: float = 1.0, generator=None):
         return tensor.uniform_(a, b, generator=generator)
 
 
-def normal_(tensor, mean: float = 0.0, std: float = 1.0, generator=None):
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: lucid.Generator | None = None) -> Tensor:
     """Fill ``tensor`` with samples of N(mean, std**2).
 
     Examples
@@ -123,7 +124,8 @@ def normal_(tensor, mean: float = 0.0, std: float = 1.0, generator=None):
         return tensor.normal_(mean, std, generator=generator)
 
 
-def trunc_normal_(tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0, generator=None):
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  generator: lucid.Generator | None = None) -> Tensor:
     """Fill ``tensor`` with samples of N(mean, std**2) conditioned on [a, b] (redrawn until inside).
 
     Examples
@@ -143,7 +145,7 @@ def trunc_normal_(tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, 
         return tensor.copy_(sample)
 
 
-def constant_(tensor, val: float):
+def constant_(tensor: Tensor, val: float) -> Tensor:
     """Fill ``tensor`` with ``val``.
 
     Examples
@@ -157,7 +159,7 @@ def constant_(tensor, val: float):
         return tensor.fill_(val)
 
 
-def ones_(tensor):
+def ones_(tensor: Tensor) -> Tensor:
     """Fill ``tensor`` with ones.
 
     Examples
@@ -170,7 +172,7 @@ def ones_(tensor):
     return constant_(tensor, 1.0)
 
 
-def zeros_(tensor):
+def zeros_(tensor: Tensor) -> Tensor:
     """Fill ``tensor`` with zeros.
 
     Examples
@@ -183,7 +185,7 @@ def zeros_(tensor):
     return constant_(tensor, 0.0)
 
 
-def eye_(tensor):
+def eye_(tensor: Tensor) -> Tensor:
     """Fill the 2-D ``tensor`` with the identity matrix (ones on the main diagonal).
 
     Examples
@@ -200,7 +202,7 @@ def eye_(tensor):
         return tensor.copy_(lucid.eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
 
 
-def dirac_(tensor, groups: int = 1):
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     """Fill the 3-, 4- or 5-D ``tensor`` with the Dirac delta (a convolution that keeps its
     input's channels, in ``groups`` groups).
 
@@ -227,7 +229,7 @@ def dirac_(tensor, groups: int = 1):
     return tensor
 
 
-def xavier_uniform_(tensor, gain: float = 1.0, generator=None):
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: lucid.Generator | None = None) -> Tensor:
     """Glorot's uniform initialisation: U(-a, a) with ``a = gain * sqrt(6 / (fan_in + fan_out))``.
 
     Examples
@@ -244,7 +246,7 @@ def xavier_uniform_(tensor, gain: float = 1.0, generator=None):
     return uniform_(tensor, -bound, bound, generator)
 
 
-def xavier_normal_(tensor, gain: float = 1.0, generator=None):
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: lucid.Generator | None = None) -> Tensor:
     """Glorot's normal initialisation: N(0, std**2) with ``std = gain * sqrt(2 / (fan_in + fan_out))``.
 
     Examples
@@ -264,7 +266,8 @@ def _kaiming_std(tensor, a, mode, nonlinearity):
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
 
 
-def kaiming_uniform_(tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator=None):
+def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+                     generator: lucid.Generator | None = None) -> Tensor:
     """He's uniform initialisation: U(-bound, bound) with ``bound = gain * sqrt(3 / fan)``.
 
     Parameters
@@ -294,7 +297,8 @@ def kaiming_uniform_(tensor, a: float = 0, mode: str = "fan_in", nonlinearity: s
     return uniform_(tensor, -bound, bound, generator)
 
 
-def kaiming_normal_(tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator=None):
+def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+                    generator: lucid.Generator | None = None) -> Tensor:
     """He's normal initialisation: N(0, std**2) with ``std = gain / sqrt(fan)`` (see :func:`kaiming_uniform_`).
 
     Examples
@@ -310,7 +314,7 @@ def kaiming_normal_(tensor, a: float = 0, mode: str = "fan_in", nonlinearity: st
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
 
 
-def orthogonal_(tensor, gain: float = 1, generator=None):
+def orthogonal_(tensor: Tensor, gain: float = 1, generator: lucid.Generator | None = None) -> Tensor:
     """Fill ``tensor`` (seen as ``size(0)`` rows) with a random matrix whose rows or columns
     are orthonormal, times ``gain``: the Q of a QR decomposition of a normal sample.
 
@@ -333,7 +337,7 @@ def orthogonal_(tensor, gain: float = 1, generator=None):
         return tensor.copy_(q.reshape(tensor.shape) * gain)
 
 
-def sparse_(tensor, sparsity: float, std: float = 0.01, generator=None):
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: lucid.Generator | None = None) -> Tensor:
     """Fill the 2-D ``tensor`` from N(0, std**2), then zero ``ceil(sparsity * rows)`` random
     elements of each column.
 

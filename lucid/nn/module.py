@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import itertools
 from collections import OrderedDict, namedtuple
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .. import _dtype
 from .._autograd import no_grad
 from .._tensor import Tensor, parse_to
 from .parameter import Parameter
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["Module"]
 
@@ -102,6 +106,10 @@ class Module:
     """
 
     training: bool
+    _parameters: OrderedDict[str, Parameter | None]
+    _buffers: OrderedDict[str, Tensor | None]
+    _non_persistent_buffers_set: set[str]
+    _modules: OrderedDict[str, Module | None]
 
     def __init__(self) -> None:
         super().__setattr__("training", True)
@@ -111,7 +119,7 @@ class Module:
         super().__setattr__("_modules", OrderedDict())
 
     # --- calling ---------------------------------------------------------------------------
-    def forward(self, *args, **kwargs):
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The computation of the module; every subclass defines it. Call the module, not this.
 
         Examples
@@ -124,11 +132,11 @@ class Module:
         """
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.forward(*args, **kwargs)
 
     # --- registration ----------------------------------------------------------------------
-    def register_parameter(self, name: str, param) -> None:
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Add ``param`` (a Parameter, or None for an absent one) to the module as ``name``.
 
         Examples
@@ -159,7 +167,7 @@ class Module:
             )
         self._parameters[name] = param
 
-    def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Add ``tensor`` (or None) to the module as the buffer ``name``: state, but not trained.
 
         Buffers follow :meth:`to` and, if ``persistent``, appear in :meth:`state_dict`.
@@ -196,7 +204,7 @@ class Module:
         else:
             self._non_persistent_buffers_set.add(name)
 
-    def add_module(self, name: str, module) -> None:
+    def add_module(self, name: str, module: Module | None) -> None:
         """Add the child ``module`` (or None) as ``name``; the same as assigning the attribute.
 
         Examples
@@ -227,7 +235,7 @@ class Module:
         if name == "":
             raise KeyError(f'{kind} name can\'t be empty string ""')
 
-    def __setattr__(self, name: str, value) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         def remove_from(*dicts_or_sets):
             for d in dicts_or_sets:
                 if name in d:
@@ -273,7 +281,7 @@ class Module:
             return
         super().__setattr__(name, value)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:  # a registered parameter, buffer or submodule
         # only called when ordinary lookup fails: look in the three registries
         state = self.__dict__
         for registry in ("_parameters", "_buffers", "_modules"):
@@ -298,7 +306,8 @@ class Module:
         return sorted(k for k in set(keys) if not k[0].isdigit())
 
     # --- walking the tree ------------------------------------------------------------------
-    def named_modules(self, memo=None, prefix: str = "", remove_duplicate: bool = True):
+    def named_modules(self, memo: set[int] | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
         """Yield ``(name, module)`` for this module and every module below it, each once.
 
         Parameters
@@ -329,7 +338,7 @@ class Module:
                 continue
             yield from module.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
 
-    def modules(self):
+    def modules(self) -> Iterator[Module]:
         """Yield this module and every module below it, each once.
 
         Examples
@@ -343,7 +352,7 @@ class Module:
         for _, module in self.named_modules():
             yield module
 
-    def named_children(self):
+    def named_children(self) -> Iterator[tuple[str, Module]]:
         """Yield ``(name, module)`` for each direct child, each once.
 
         Examples
@@ -358,7 +367,7 @@ class Module:
                 seen.add(id(module))
                 yield name, module
 
-    def children(self):
+    def children(self) -> Iterator[Module]:
         """Yield each direct child module, each once.
 
         Examples
@@ -381,7 +390,8 @@ class Module:
                     seen.add(id(value))
                 yield module_prefix + ("." if module_prefix else "") + name, value
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
         """Yield ``(name, parameter)`` pairs; a Parameter shared by several modules comes once.
 
         Parameters
@@ -402,7 +412,7 @@ class Module:
         """
         return self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
 
-    def parameters(self, recurse: bool = True):
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         """Yield the module's Parameters (with those of submodules if ``recurse``), each once.
 
         This is what an optimizer is built on.
@@ -418,7 +428,8 @@ class Module:
         for _, param in self.named_parameters(recurse=recurse):
             yield param
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
         """Yield ``(name, buffer)`` pairs, like :meth:`named_parameters` for buffers.
 
         Examples
@@ -432,7 +443,7 @@ class Module:
         """
         return self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
 
-    def buffers(self, recurse: bool = True):
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
         """Yield the module's buffers (with those of submodules if ``recurse``), each once.
 
         Examples
@@ -447,7 +458,7 @@ class Module:
         for _, buf in self.named_buffers(recurse=recurse):
             yield buf
 
-    def apply(self, fn):
+    def apply(self, fn: Callable[[Module], object]) -> Self:
         """Call ``fn`` on every submodule (children first) and then on this module; return self.
 
         Examples
@@ -464,7 +475,7 @@ class Module:
         return self
 
     # --- modes and gradients -------------------------------------------------------------
-    def train(self, mode: bool = True):
+    def train(self, mode: bool = True) -> Self:
         """Set training mode (``mode=True``) or evaluation mode on this module and all below; return self.
 
         Examples
@@ -481,7 +492,7 @@ class Module:
             module.train(mode)
         return self
 
-    def eval(self):
+    def eval(self) -> Self:
         """Set evaluation mode, the same as ``train(False)``; return self.
 
         Examples
@@ -492,7 +503,7 @@ class Module:
         """
         return self.train(False)
 
-    def requires_grad_(self, requires_grad: bool = True):
+    def requires_grad_(self, requires_grad: bool = True) -> Self:
         """Set ``requires_grad`` on every parameter (e.g. False to freeze them); return self.
 
         Examples
@@ -560,7 +571,7 @@ class Module:
                     self._buffers[name] = fn(buf)
         return self
 
-    def to(self, *args, **kwargs):
+    def to(self, *args: Any, **kwargs: Any) -> Self:
         """Move and/or cast the parameters and buffers; return self.
 
         Accepts a device (``"cpu"``, ``"gpu"``), a floating-point dtype, both, or a tensor to copy
@@ -591,7 +602,7 @@ class Module:
     def _cast(self, dtype):
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
 
-    def half(self):
+    def half(self) -> Self:
         """Cast floating-point parameters and buffers to ``float16`` in place; return self.
 
         Examples
@@ -602,7 +613,7 @@ class Module:
         """
         return self._cast(_dtype.float16)
 
-    def float(self):
+    def float(self) -> Self:
         """Cast floating-point parameters and buffers to ``float32`` in place; return self.
 
         Examples
@@ -613,7 +624,7 @@ class Module:
         """
         return self._cast(_dtype.float32)
 
-    def double(self):
+    def double(self) -> Self:
         """Cast floating-point parameters and buffers to ``float64`` in place; return self.
 
         Examples
@@ -624,7 +635,7 @@ class Module:
         """
         return self._cast(_dtype.float64)
 
-    def cpu(self):
+    def cpu(self) -> Self:
         """Move all parameters and buffers to the ``"cpu"`` (NumPy) device; return self.
 
         Examples
@@ -635,7 +646,7 @@ class Module:
         """
         return self.to("cpu")
 
-    def gpu(self):
+    def gpu(self) -> Self:
         """Move all parameters and buffers to the ``"gpu"`` (MLX) device; return self.
 
         Examples
@@ -663,7 +674,8 @@ class Module:
             if module is not None:
                 yield from module._state_items(prefix + name + ".")
 
-    def state_dict(self, *, destination=None, prefix: str = "", keep_vars: bool = False):
+    def state_dict(self, *, destination: dict[str, Tensor] | None = None, prefix: str = "",
+                   keep_vars: bool = False) -> dict[str, Tensor]:
         """An ordered dict from names to the module's parameters and persistent buffers.
 
         The values are detached tensors that share storage with the module's (as in torch),
@@ -694,7 +706,7 @@ class Module:
             destination[name] = tensor if keep_vars else tensor.detach()
         return destination
 
-    def load_state_dict(self, state_dict, strict: bool = True):
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> _IncompatibleKeys:
         """Copy the values of ``state_dict`` into the module's parameters and buffers, in place.
 
         Every entry is checked (missing and unexpected keys, non-tensors, shape mismatches)
@@ -734,7 +746,7 @@ class Module:
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        own = OrderedDict()
+        own: OrderedDict[str, Tensor] = OrderedDict()
         for name, tensor in self._state_items():
             own.setdefault(name, tensor)
         missing = [name for name in own if name not in state_dict]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .._tensor import Tensor
 
 
@@ -30,7 +32,7 @@ class Parameter(Tensor):
     (True, True)
     """
 
-    def __init__(self, data=None, requires_grad=True):
+    def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
         if data is None:
             data = Tensor([])
         if not isinstance(data, Tensor):
@@ -44,7 +46,7 @@ class Parameter(Tensor):
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: dict[int, Any]) -> Parameter:
         # as torch's Parameter: new storage, the same requires_grad, and no grad
         result = type(self)(self.detach().clone(), self.requires_grad)
         memo[id(self)] = result

@@ -11,6 +11,7 @@ import math
 import warnings
 
 import lucid
+from ..._tensor import Tensor
 
 from .checks import refuse_inplace, require_tensor
 
@@ -21,7 +22,7 @@ _SQRT1_2 = 1 / math.sqrt(2)
 _TANH_GELU_SCALE = math.sqrt(2) * (2 / math.sqrt(math.pi)) * 0.5  # torch's kBeta: sqrt(2 / pi)
 
 
-def relu(input, inplace: bool = False):
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``max(input, 0)`` elementwise; the gradient is 0 where ``input <= 0``.
 
     Parameters
@@ -41,7 +42,7 @@ def relu(input, inplace: bool = False):
     return lucid.relu(input)
 
 
-def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
     """``input`` clamped to ``[min_val, max_val]``; the gradient is 0 outside (and on) the bounds.
 
     Examples
@@ -58,7 +59,7 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
     return lucid.where(inside, input, input.clamp(min_val, max_val).detach())
 
 
-def relu6(input, inplace: bool = False):
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """``min(max(input, 0), 6)`` elementwise (:func:`hardtanh` on [0, 6]).
 
     Examples
@@ -71,7 +72,7 @@ def relu6(input, inplace: bool = False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
-def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``input`` where positive, ``negative_slope * input`` elsewhere.
 
     Examples
@@ -85,7 +86,7 @@ def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
     return lucid.where(input > 0, input, input * negative_slope)
 
 
-def elu(input, alpha: float = 1.0, inplace: bool = False):
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``input`` where positive, ``alpha * (exp(input) - 1)`` elsewhere (computed with ``expm1``).
 
     Examples
@@ -101,7 +102,7 @@ def elu(input, alpha: float = 1.0, inplace: bool = False):
     return lucid.where(positive, input, lucid.expm1(lucid.where(positive, 0.0, input)) * alpha)
 
 
-def gelu(input, approximate: str = "none"):
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """The Gaussian error linear unit ``x * Phi(x)``, or its tanh approximation.
 
     ``approximate="none"``: ``x * 0.5 * (1 + erf(x / sqrt(2)))``;
@@ -131,7 +132,7 @@ def gelu(input, approximate: str = "none"):
     raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
 
 
-def silu(input, inplace: bool = False):
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``input * sigmoid(input)`` (also called swish).
 
     Examples
@@ -145,7 +146,7 @@ def silu(input, inplace: bool = False):
     return input * lucid.sigmoid(input)
 
 
-def softplus(input, beta: float = 1.0, threshold: float = 20.0):
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * input)) / beta``, and ``input`` itself where ``beta * input > threshold``.
 
     Examples
@@ -163,7 +164,7 @@ def softplus(input, beta: float = 1.0, threshold: float = 20.0):
     return lucid.where(linear, input, smooth)
 
 
-def mish(input, inplace: bool = False):
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``input * tanh(softplus(input))``.
 
     Examples
@@ -177,7 +178,7 @@ def mish(input, inplace: bool = False):
     return input * lucid.tanh(softplus(input))
 
 
-def softsign(input):
+def softsign(input: Tensor) -> Tensor:
     """``input / (1 + |input|)``.
 
     Examples
@@ -190,7 +191,7 @@ def softsign(input):
     return input / (input.abs() + 1)
 
 
-def sigmoid(input):
+def sigmoid(input: Tensor) -> Tensor:
     """``1 / (1 + exp(-input))`` (:func:`lucid.sigmoid`).
 
     Examples
@@ -203,7 +204,7 @@ def sigmoid(input):
     return lucid.sigmoid(input)
 
 
-def tanh(input):
+def tanh(input: Tensor) -> Tensor:
     """The hyperbolic tangent (:func:`lucid.tanh`).
 
     Examples
@@ -224,7 +225,8 @@ def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype: lucid.dtype | None = None) -> Tensor:
     """``input - logsumexp(input, dim)``: the log of the softmax along ``dim``, computed stably.
 
     Parameters
@@ -252,7 +254,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     return lucid.log_softmax(input, dim)
 
 
-def softmax(input, dim=None, _stacklevel=3, dtype=None):
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: lucid.dtype | None = None) -> Tensor:
     """``exp(input) / sum(exp(input), dim)``, computed stably (see :func:`lucid.softmax`).
 
     Parameters

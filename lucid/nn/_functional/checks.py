@@ -71,5 +71,5 @@ def warn_if_broadcast(input, target) -> None:
 
 
 def check_dropout_probability(p) -> None:
-    if not isinstance(p, numbers.Real) or p < 0 or p > 1:
+    if not isinstance(p, numbers.Real) or p < 0 or p > 1:  # type: ignore[operator]  # typeshed's numbers ABCs do not compare with int
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")

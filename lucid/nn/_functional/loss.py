@@ -7,6 +7,7 @@ Each takes torch's arguments in torch's order, the deprecated ``size_average`` a
 from __future__ import annotations
 
 import lucid
+from ..._tensor import Tensor
 
 from ..._ops import loss as _loss
 from ..._ops.broadcast import broadcast_shapes
@@ -39,7 +40,8 @@ def _weighted(losses, weight, input, reduction: str, mean_over_weight: bool = Tr
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     """The squared error ``(input - target) ** 2``, reduced.
 
     Parameters
@@ -73,7 +75,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return apply_reduction(diff * diff, reduction)
 
 
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+            reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     """The absolute error ``|input - target|``, reduced; its gradient at 0 is 0, as torch's.
 
     Parameters
@@ -109,7 +112,8 @@ def _quadratic_then_linear(diff, threshold: float, scale_quadratic: bool):
     return lucid.where(z < threshold, 0.5 * z * z, threshold * (z - 0.5 * threshold))  # Huber
 
 
-def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """``0.5 z**2 / beta`` where ``z = |input - target| < beta``, else ``z - 0.5 beta``, reduced.
 
     With ``beta = 0`` it is :func:`l1_loss`, as in torch. It equals :func:`huber_loss` divided by ``beta``.
@@ -145,7 +149,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return apply_reduction(_quadratic_then_linear(input - target, beta, scale_quadratic=True), reduction)
 
 
-def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
     """``0.5 z**2`` where ``z = |input - target| < delta``, else ``delta (z - 0.5 delta)``, reduced.
 
     Parameters
@@ -198,7 +203,8 @@ def _binary_weight(weight, input):
     return weight.detach().to(input.dtype)
 
 
-def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+                         reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """``-w (y log x + (1 - y) log(1 - x))`` for probabilities ``input``, reduced.
 
     As in torch, each log is clamped to at least -100 (so 0 and 1 give finite losses) and
@@ -248,8 +254,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return apply_reduction(losses, reduction)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
-                                     reduction="mean", pos_weight=None):
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average: bool | None = None, reduce: bool | None = None,
+                                     reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
     """:func:`binary_cross_entropy` of ``sigmoid(input)``, computed stably from the logits.
 
     ``(1 - y) x - (1 + (p - 1) y) log(sigmoid(x))``, times ``weight``, reduced: torch's

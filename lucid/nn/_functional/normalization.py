@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 
 import lucid
+from ..._tensor import Tensor
 
 from .checks import check_dropout_probability, refuse_inplace, require_tensor, same_device
 
 __all__ = ["dropout", "layer_norm", "batch_norm"]
 
 
-def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` (training only).
 
     The mask comes from lucid's seeded generator (:func:`lucid.manual_seed`), the same on
@@ -61,7 +63,8 @@ def normalized_shape_tuple(normalized_shape) -> tuple:
     return tuple(int(n) for n in normalized_shape)
 
 
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
+def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the last ``len(normalized_shape)`` dimensions to mean 0 and variance 1, then scale and shift.
 
     ``(x - mean) / sqrt(var + eps) * weight + bias``, with the biased variance, as in torch.
@@ -122,8 +125,8 @@ def check_batch_statistics(input) -> None:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(input.shape)}")
 
 
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
-               momentum: float = 0.1, eps: float = 1e-5):
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
+               bias: Tensor | None = None, training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalise each channel (dimension 1) over the batch and the other dimensions.
 
     In training (or without running statistics) the batch's mean and biased variance

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
+from typing import Any
 
 import lucid
 
 from .. import functional as F
 from .._functional.checks import INPLACE_REASON as _INPLACE_REASON
+from ..._tensor import Tensor
 from ..module import Module
 
 __all__ = ["ReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "Mish", "ReLU6", "LeakyReLU", "ELU", "Hardtanh", "Softplus",
@@ -31,13 +34,13 @@ class ReLU(Module):
     tensor([0., 0., 2.])
     """
 
-    def __init__(self, inplace: bool = False):
+    def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         if inplace:
             raise NotImplementedError(_INPLACE_REASON)
         self.inplace = inplace
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         """``max(input, 0)`` elementwise.
 
         Examples
@@ -64,7 +67,7 @@ class Tanh(Module):
     tensor([0.])
     """
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         """``tanh(input)`` elementwise.
 
         Examples
@@ -88,7 +91,7 @@ class Sigmoid(Module):
     tensor([0.5])
     """
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         """``1 / (1 + exp(-input))`` elementwise.
 
         Examples
@@ -104,7 +107,7 @@ class Sigmoid(Module):
 class _Inplace(Module):
     """An activation that takes torch's ``inplace`` flag and refuses True (see :class:`ReLU`)."""
 
-    def __init__(self, inplace: bool = False):
+    def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         if inplace:
             raise NotImplementedError(_INPLACE_REASON)
@@ -132,11 +135,11 @@ class GELU(Module):
     tensor([0.        , 0.84134475], dtype=lucid.float64)
     """
 
-    def __init__(self, approximate: str = "none"):
+    def __init__(self, approximate: str = "none") -> None:
         super().__init__()
         self.approximate = approximate
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.gelu(input, approximate=self.approximate)
 
     def extra_repr(self) -> str:
@@ -154,7 +157,7 @@ class SiLU(_Inplace):
     tensor([0.])
     """
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.silu(input)
 
 
@@ -169,7 +172,7 @@ class Mish(_Inplace):
     tensor([0.])
     """
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.mish(input)
 
 
@@ -184,7 +187,7 @@ class ReLU6(_Inplace):
     tensor([0., 6.])
     """
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.relu6(input)
 
 
@@ -207,11 +210,11 @@ class LeakyReLU(_Inplace):
     tensor([-1.,  2.])
     """
 
-    def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__(inplace)
         self.negative_slope = negative_slope
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.leaky_relu(input, self.negative_slope)
 
     def extra_repr(self) -> str:
@@ -237,11 +240,11 @@ class ELU(_Inplace):
     tensor([3.])
     """
 
-    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__(inplace)
         self.alpha = alpha
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.elu(input, self.alpha)
 
     def extra_repr(self) -> str:
@@ -269,8 +272,8 @@ class Hardtanh(_Inplace):
     tensor([-1. ,  0.5])
     """
 
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False, min_value=None,
-                 max_value=None):
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value: float | None = None, max_value: float | None = None) -> None:
         super().__init__(inplace)
         if min_value is not None or max_value is not None:
             warnings.warn("keyword argument `min_value`/`max_value` is deprecated and will be removed in "
@@ -281,7 +284,7 @@ class Hardtanh(_Inplace):
             raise AssertionError("max_val must be greater than min_val")
         self.min_val, self.max_val = min_val, max_val
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.hardtanh(input, self.min_val, self.max_val)
 
     def extra_repr(self) -> str:
@@ -306,11 +309,11 @@ class Softplus(Module):
     tensor([50.])
     """
 
-    def __init__(self, beta: float = 1.0, threshold: float = 20.0):
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
         super().__init__()
         self.beta, self.threshold = beta, threshold
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.softplus(input, self.beta, self.threshold)
 
     def extra_repr(self) -> str:
@@ -328,12 +331,12 @@ class Softsign(Module):
     tensor([0.5])
     """
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.softsign(input)
 
 
 class _SoftmaxFamily(Module):
-    def __init__(self, dim=None):
+    def __init__(self, dim: int | None = None) -> None:
         super().__init__()
         self.dim = dim
 
@@ -357,7 +360,7 @@ class Softmax(_SoftmaxFamily):
     tensor([[0.5, 0.5]])
     """
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.softmax(input, self.dim, _stacklevel=5)
 
 
@@ -377,7 +380,7 @@ class LogSoftmax(_SoftmaxFamily):
     tensor([-0.69314718, -0.69314718], dtype=lucid.float64)
     """
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, self.dim, _stacklevel=5)
 
 
@@ -392,10 +395,10 @@ class Identity(Module):
     tensor([1., 2.])
     """
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__()
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return input
 
 
@@ -418,11 +421,11 @@ class Flatten(Module):
     Flatten(start_dim=0, end_dim=1)
     """
 
-    def __init__(self, start_dim: int = 1, end_dim: int = -1):
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
         super().__init__()
         self.start_dim, self.end_dim = start_dim, end_dim
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return input.flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:
@@ -440,14 +443,14 @@ class Unflatten(Module):
     (4, 2, 3)
     """
 
-    def __init__(self, dim: int, unflattened_size):
+    def __init__(self, dim: int, unflattened_size: Sequence[int]) -> None:
         super().__init__()
         if not isinstance(unflattened_size, (tuple, list)):
             raise TypeError("unflattened_size must be tuple of ints, but found type {}".format(
                 type(unflattened_size).__name__))
         self.dim, self.unflattened_size = dim, tuple(unflattened_size)
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         dim = self.dim % input.ndim
         return input.reshape(*input.shape[:dim], *self.unflattened_size, *input.shape[dim + 1:])
 

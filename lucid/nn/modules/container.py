@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import operator
 from collections import OrderedDict
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
+from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 from ..._tensor import Tensor
 from ..module import Module, _addindent
 from ..parameter import Parameter
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
@@ -37,7 +42,14 @@ class Sequential(Module):
     )
     """
 
-    def __init__(self, *args):
+    # a container's children are modules, never None (Module's registry allows None)
+    _modules: OrderedDict[str, Module]  # type: ignore[assignment]
+
+    @overload
+    def __init__(self, *args: Module) -> None: ...
+    @overload
+    def __init__(self, modules: OrderedDict[str, Module], /) -> None: ...
+    def __init__(self, *args: Any) -> None:
         super().__init__()
         if len(args) == 1 and isinstance(args[0], OrderedDict):
             for name, module in args[0].items():
@@ -46,23 +58,27 @@ class Sequential(Module):
             for index, module in enumerate(args):
                 self.add_module(str(index), module)
 
-    def _index(self, idx) -> int:
+    def _index(self, idx: SupportsIndex) -> int:
         size = len(self)
         idx = operator.index(idx)
         if not -size <= idx < size:
             raise IndexError(f"index {idx} is out of range")
         return idx % size
 
-    def __getitem__(self, idx):
+    @overload
+    def __getitem__(self, idx: slice) -> Self: ...
+    @overload
+    def __getitem__(self, idx: SupportsIndex) -> Module: ...
+    def __getitem__(self, idx: slice | SupportsIndex) -> Self | Module:
         if isinstance(idx, slice):
             return type(self)(OrderedDict(list(self._modules.items())[idx]))
         return list(self._modules.values())[self._index(idx)]
 
-    def __setitem__(self, idx, module) -> None:
+    def __setitem__(self, idx: SupportsIndex, module: Module) -> None:
         key = list(self._modules)[self._index(idx)]
         setattr(self, key, module)
 
-    def __delitem__(self, idx) -> None:
+    def __delitem__(self, idx: slice | SupportsIndex) -> None:
         keys = list(self._modules)
         if isinstance(idx, slice):
             for key in keys[idx]:
@@ -75,7 +91,7 @@ class Sequential(Module):
     def __len__(self) -> int:
         return len(self._modules)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Module]:
         return iter(self._modules.values())
 
     def append(self, module: Module) -> "Sequential":
@@ -90,7 +106,7 @@ class Sequential(Module):
         self.add_module(str(len(self)), module)
         return self
 
-    def extend(self, modules) -> "Sequential":
+    def extend(self, modules: Iterable[Module]) -> "Sequential":
         """Append each module of the iterable ``modules``; return self.
 
         Examples
@@ -128,7 +144,7 @@ class Sequential(Module):
         self._modules = OrderedDict((str(i), m) for i, m in enumerate(modules))
         return self
 
-    def forward(self, input):
+    def forward(self, input: Any) -> Any:
         """Pass ``input`` through each module in order and return the last output.
 
         Examples
@@ -143,7 +159,7 @@ class Sequential(Module):
         return input
 
 
-def _index(idx, size: int, kind: str = "index") -> int:
+def _index(idx: SupportsIndex, size: int, kind: str = "index") -> int:
     idx = operator.index(idx)
     if not -size <= idx < size:
         raise IndexError(f"{kind} {idx} is out of range")
@@ -171,20 +187,27 @@ class ModuleList(Module):
     (4, 6, 'ModuleList')
     """
 
-    def __init__(self, modules=None):
+    # a container's children are modules, never None (Module's registry allows None)
+    _modules: OrderedDict[str, Module]  # type: ignore[assignment]
+
+    def __init__(self, modules: Iterable[Module] | None = None) -> None:
         super().__init__()
         if modules is not None:
             self.extend(modules)
 
-    def __getitem__(self, idx):
+    @overload
+    def __getitem__(self, idx: slice) -> Self: ...
+    @overload
+    def __getitem__(self, idx: SupportsIndex) -> Module: ...
+    def __getitem__(self, idx: slice | SupportsIndex) -> Self | Module:
         if isinstance(idx, slice):
             return type(self)(list(self._modules.values())[idx])
         return self._modules[str(_index(idx, len(self)))]
 
-    def __setitem__(self, idx, module) -> None:
+    def __setitem__(self, idx: SupportsIndex, module: Module) -> None:
         setattr(self, str(_index(idx, len(self))), module)
 
-    def __delitem__(self, idx) -> None:
+    def __delitem__(self, idx: slice | SupportsIndex) -> None:
         if isinstance(idx, slice):
             for key in list(self._modules)[idx]:
                 delattr(self, key)
@@ -195,16 +218,16 @@ class ModuleList(Module):
     def __len__(self) -> int:
         return len(self._modules)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Module]:
         return iter(self._modules.values())
 
-    def __iadd__(self, modules) -> "ModuleList":
+    def __iadd__(self, modules: Iterable[Module]) -> "ModuleList":
         return self.extend(modules)
 
-    def __add__(self, other) -> "ModuleList":
+    def __add__(self, other: Iterable[Module]) -> "ModuleList":
         return type(self)([*self, *other])
 
-    def append(self, module) -> "ModuleList":
+    def append(self, module: Module) -> "ModuleList":
         """Add ``module`` at the end; return self.
 
         Examples
@@ -216,7 +239,7 @@ class ModuleList(Module):
         self.add_module(str(len(self)), module)
         return self
 
-    def extend(self, modules) -> "ModuleList":
+    def extend(self, modules: Iterable[Module]) -> "ModuleList":
         """Append each module of the iterable ``modules``; return self.
 
         Examples
@@ -232,7 +255,7 @@ class ModuleList(Module):
             self.append(module)
         return self
 
-    def insert(self, index: int, module) -> None:
+    def insert(self, index: int, module: Module) -> None:
         """Put ``module`` before position ``index``.
 
         Examples
@@ -249,7 +272,7 @@ class ModuleList(Module):
         for i, m in enumerate(modules):
             self.add_module(str(i), m)
 
-    def pop(self, key=-1):
+    def pop(self, key: SupportsIndex = -1) -> Module:
         """Remove the module at position ``key`` (the last by default) and return it.
 
         Examples
@@ -298,15 +321,18 @@ class ModuleDict(Module):
     ['a.weight', 'a.bias']
     """
 
-    def __init__(self, modules=None):
+    # a container's children are modules, never None (Module's registry allows None)
+    _modules: OrderedDict[str, Module]  # type: ignore[assignment]
+
+    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None) -> None:
         super().__init__()
         if modules is not None:
             self.update(modules)
 
-    def __getitem__(self, key: str):
+    def __getitem__(self, key: str) -> Module:
         return self._modules[key]
 
-    def __setitem__(self, key: str, module) -> None:
+    def __setitem__(self, key: str, module: Module) -> None:
         self.add_module(key, module)
 
     def __delitem__(self, key: str) -> None:
@@ -315,10 +341,10 @@ class ModuleDict(Module):
     def __len__(self) -> int:
         return len(self._modules)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._modules)
 
-    def __contains__(self, key) -> bool:
+    def __contains__(self, key: object) -> bool:
         return key in self._modules
 
     def clear(self) -> None:
@@ -333,7 +359,7 @@ class ModuleDict(Module):
         """
         self._modules.clear()
 
-    def pop(self, key: str):
+    def pop(self, key: str) -> Module:
         """Remove the module ``key`` and return it.
 
         Examples
@@ -346,7 +372,7 @@ class ModuleDict(Module):
         del self[key]
         return module
 
-    def keys(self):
+    def keys(self) -> KeysView[str]:
         """The keys, in order.
 
         Examples
@@ -357,7 +383,7 @@ class ModuleDict(Module):
         """
         return self._modules.keys()
 
-    def items(self):
+    def items(self) -> ItemsView[str, Module]:
         """The ``(key, module)`` pairs, in order.
 
         Examples
@@ -368,7 +394,7 @@ class ModuleDict(Module):
         """
         return self._modules.items()
 
-    def values(self):
+    def values(self) -> ValuesView[Module]:
         """The modules, in order.
 
         Examples
@@ -379,7 +405,7 @@ class ModuleDict(Module):
         """
         return self._modules.values()
 
-    def update(self, modules) -> None:
+    def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
         """Add (or replace) the modules of a mapping or of an iterable of ``(key, module)`` pairs.
 
         Examples
@@ -390,11 +416,12 @@ class ModuleDict(Module):
         >>> list(d)
         ['x', 'y']
         """
-        if isinstance(modules, (OrderedDict, ModuleDict, dict)) or hasattr(modules, "keys"):
-            for key, module in modules.items():
+        given: Any = modules  # a mapping, a ModuleDict or (key, module) pairs, told apart as torch does
+        if isinstance(given, (OrderedDict, ModuleDict, dict)) or hasattr(given, "keys"):
+            for key, module in given.items():
                 self[key] = module
             return
-        for j, pair in enumerate(modules):
+        for j, pair in enumerate(given):
             if not hasattr(pair, "__iter__") or isinstance(pair, (str, bytes)):
                 raise TypeError(f"ModuleDict update sequence element #{j} should be Iterable; is "
                                 + type(pair).__name__)
@@ -441,30 +468,30 @@ class ParameterList(Module):
     ['0', '1']
     """
 
-    def __init__(self, values=None):
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
         super().__init__()
         self._size = 0
         if values is not None:
             self += values
 
-    def __getitem__(self, idx):
+    def __getitem__(self, idx: slice | SupportsIndex) -> Any:  # a Parameter, or a value that is not a tensor
         if isinstance(idx, slice):
             return type(self)([self[i] for i in range(len(self))[idx]])
         return getattr(self, str(_index(idx, len(self))))
 
-    def __setitem__(self, idx, param) -> None:
+    def __setitem__(self, idx: SupportsIndex, param: Any) -> None:
         setattr(self, str(_index(idx, len(self))), _as_parameter(param))
 
     def __len__(self) -> int:
         return self._size
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return iter(self[i] for i in range(len(self)))
 
-    def __iadd__(self, parameters) -> "ParameterList":
+    def __iadd__(self, parameters: Iterable[Any]) -> "ParameterList":
         return self.extend(parameters)
 
-    def append(self, value) -> "ParameterList":
+    def append(self, value: Any) -> "ParameterList":
         """Add ``value`` (a Parameter; a Tensor is made one) at the end; return self.
 
         Examples
@@ -479,7 +506,7 @@ class ParameterList(Module):
         setattr(self, str(index), _as_parameter(value))
         return self
 
-    def extend(self, values) -> "ParameterList":
+    def extend(self, values: Iterable[Any]) -> "ParameterList":
         """Append each value of the iterable ``values``; return self.
 
         Examples
@@ -523,16 +550,16 @@ class ParameterDict(Module):
     ['scale', 'shift', 'bias']
     """
 
-    def __init__(self, parameters=None):
+    def __init__(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None) -> None:
         super().__init__()
-        self._keys = {}
+        self._keys: dict[str, None] = {}  # the keys in order (a dict as an ordered set)
         if parameters is not None:
             self.update(parameters)
 
-    def __getitem__(self, key: str):
+    def __getitem__(self, key: str) -> Any:  # a Parameter, or a value that is not a tensor
         return getattr(self, key)
 
-    def __setitem__(self, key: str, value) -> None:
+    def __setitem__(self, key: str, value: Any) -> None:
         if not isinstance(key, str):
             raise TypeError(f"attribute name should be a string. Got {type(key).__name__}")
         self._keys[key] = None
@@ -545,13 +572,13 @@ class ParameterDict(Module):
     def __len__(self) -> int:
         return len(self._keys)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._keys)
 
-    def __contains__(self, key) -> bool:
+    def __contains__(self, key: object) -> bool:
         return key in self._keys
 
-    def keys(self):
+    def keys(self) -> KeysView[str]:
         """The keys, in order.
 
         Examples
@@ -563,7 +590,7 @@ class ParameterDict(Module):
         """
         return self._keys.keys()
 
-    def items(self):
+    def items(self) -> Iterator[tuple[str, Any]]:
         """The ``(key, parameter)`` pairs, in order.
 
         Examples
@@ -575,7 +602,7 @@ class ParameterDict(Module):
         """
         return ((k, self[k]) for k in self._keys)
 
-    def values(self):
+    def values(self) -> Iterator[Any]:
         """The parameters, in order.
 
         Examples
@@ -587,7 +614,7 @@ class ParameterDict(Module):
         """
         return (self[k] for k in self._keys)
 
-    def get(self, key: str, default=None):
+    def get(self, key: str, default: Any = None) -> Any:
         """The parameter ``key``, or ``default`` if there is none.
 
         Examples
@@ -598,7 +625,7 @@ class ParameterDict(Module):
         """
         return self[key] if key in self else default
 
-    def pop(self, key: str):
+    def pop(self, key: str) -> Any:
         """Remove the parameter ``key`` and return it.
 
         Examples
@@ -627,7 +654,7 @@ class ParameterDict(Module):
         for key in list(self._keys):
             del self[key]
 
-    def update(self, parameters) -> None:
+    def update(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
         """Add (or replace) the values of a mapping or of an iterable of ``(key, value)`` pairs.
 
         Examples
@@ -639,13 +666,14 @@ class ParameterDict(Module):
         >>> list(d)
         ['a', 'b']
         """
-        if isinstance(parameters, (OrderedDict, ParameterDict)):
-            pairs = [(key, parameters[key]) for key in parameters.keys()]
-        elif hasattr(parameters, "keys"):  # a plain mapping: sorted by key, as torch does
-            pairs = sorted((key, parameters[key]) for key in parameters.keys())
+        given: Any = parameters  # a mapping, a ParameterDict or (key, value) pairs, told apart as torch does
+        if isinstance(given, (OrderedDict, ParameterDict)):
+            pairs = [(key, given[key]) for key in given.keys()]
+        elif hasattr(given, "keys"):  # a plain mapping: sorted by key, as torch does
+            pairs = sorted((key, given[key]) for key in given.keys())
         else:
             pairs = []
-            for j, pair in enumerate(parameters):
+            for j, pair in enumerate(given):
                 pair = tuple(pair)
                 if len(pair) != 2:
                     raise ValueError(f"ParameterDict update sequence element #{j} has length {len(pair)}; "

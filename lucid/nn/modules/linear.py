@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import lucid
 
 from .. import functional as F
 from .. import init
+from ..._tensor import Tensor
 from ..module import Module
 from ..parameter import Parameter
 
@@ -52,11 +54,12 @@ class Linear(Module):
     True
     """
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None):
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device: str | None = None,
+                 dtype: lucid.dtype | None = None) -> None:
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        kwargs = {"device": device or "cpu", "dtype": dtype}
+        kwargs: dict[str, Any] = {"device": device or "cpu", "dtype": dtype}
         self.weight = Parameter(lucid.zeros(out_features, in_features, **kwargs))
         if bias:
             self.bias = Parameter(lucid.zeros(out_features, **kwargs))
@@ -84,7 +87,7 @@ class Linear(Module):
             bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
             init.uniform_(self.bias, -bound, bound)
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         """``input @ weight.T + bias`` for an ``input`` of shape ``(*, in_features)``.
 
         Examples

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import lucid
 
 from .. import functional as F
 from .._functional.checks import check_dropout_probability, refuse_inplace
 from .._functional.normalization import check_batch_statistics, normalized_shape_tuple
+from ..._tensor import Tensor
 from ..module import Module
 from ..parameter import Parameter
 
@@ -45,13 +48,13 @@ class Dropout(Module):
     tensor([1., 1.])
     """
 
-    def __init__(self, p: float = 0.5, inplace: bool = False):
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         check_dropout_probability(p)
         refuse_inplace(inplace)
         self.p, self.inplace = p, inplace
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.dropout(input, self.p, self.training)
 
     def extra_repr(self) -> str:
@@ -93,8 +96,8 @@ class LayerNorm(Module):
     ['weight', 'bias']
     """
 
-    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
-                 device=None, dtype=None):
+    def __init__(self, normalized_shape: int | Sequence[int], eps: float = 1e-5, elementwise_affine: bool = True,
+                 bias: bool = True, device: str | None = None, dtype: lucid.dtype | None = None) -> None:
         super().__init__()
         self.normalized_shape = normalized_shape_tuple(normalized_shape)
         self.eps = eps
@@ -129,7 +132,7 @@ class LayerNorm(Module):
             if self.bias is not None:
                 self.bias.zero_()
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
@@ -184,8 +187,9 @@ class BatchNorm1d(Module):
     (tensor([0.2, 2. ]), tensor(1))
     """
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True):
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device: str | None = None, dtype: lucid.dtype | None = None, *,
+                 bias: bool = True) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
@@ -246,11 +250,11 @@ class BatchNorm1d(Module):
             if self.bias is not None:
                 self.bias.zero_()
 
-    def _check_input_dim(self, input) -> None:
+    def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim not in (2, 3):
             raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
         if self.training:
             check_batch_statistics(input)  # before the count moves (torch counts the failed batch)

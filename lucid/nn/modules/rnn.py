@@ -12,12 +12,14 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from typing import Any
 
 import lucid
 
 from .. import functional as F
 from .. import init
 from .._functional import rnn as cells
+from ..._tensor import Tensor
 from ..module import Module
 from ..parameter import Parameter
 
@@ -46,8 +48,8 @@ class RNNBase(Module):
     """
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
-                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 proj_size: int = 0, device=None, dtype=None):
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device: str | None = None, dtype: lucid.dtype | None = None) -> None:
         super().__init__()
         _check_size(input_size, "input_size")
         _check_size(hidden_size, "hidden_size")
@@ -75,13 +77,14 @@ class RNNBase(Module):
         directions = 2 if bidirectional else 1
         gate_size = _GATES[mode] * hidden_size
         real_hidden = proj_size or hidden_size
-        kwargs = {"device": device or "cpu", "dtype": dtype}
+        kwargs: dict[str, Any] = {"device": device or "cpu", "dtype": dtype}
         self._flat_weights_names = []
         for layer in range(num_layers):
             layer_input = input_size if layer == 0 else real_hidden * directions
             for direction in range(directions):
                 suffix = f"_l{layer}" + ("_reverse" if direction else "")
-                shapes = [("weight_ih", (gate_size, layer_input)), ("weight_hh", (gate_size, real_hidden))]
+                shapes: list[tuple[str, tuple[int, ...]]] = [("weight_ih", (gate_size, layer_input)),
+                                                             ("weight_hh", (gate_size, real_hidden))]
                 if bias:
                     shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
                 if proj_size:
@@ -91,7 +94,7 @@ class RNNBase(Module):
                     self._flat_weights_names.append(name + suffix)
         self.reset_parameters()
 
-    def reset_parameters(self) -> None:
+    def reset_parameters(self: RNNBase | RNNCellBase) -> None:  # RNNCellBase's too
         """Draw every weight and bias from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as torch.
 
         Examples
@@ -180,7 +183,8 @@ class RNNBase(Module):
                 raise RuntimeError(f"Expected {label} size {size}, got {_size_text(state.shape)}")
         return states
 
-    def forward(self, input, hx=None):
+    def forward(self, input: Tensor, hx: Tensor | tuple[Tensor, Tensor] | None = None) -> tuple[Tensor,
+                Tensor | tuple[Tensor, Tensor]]:
         """Run the sequence ``input`` through every layer; return ``output`` and the last hidden state.
 
         Parameters
@@ -218,7 +222,7 @@ class RNNBase(Module):
         states = self._initial_state(hx, batch, input, batched)
         directions = 2 if self.bidirectional else 1
         layer_input = [input[t] for t in range(steps)]
-        finals = [[] for _ in states]
+        finals: list[list[Tensor]] = [[] for _ in states]
         for layer in range(self.num_layers):
             outputs = []
             for direction in range(directions):
@@ -226,7 +230,7 @@ class RNNBase(Module):
                 state = tuple(s[index] for s in states) if self.mode == "LSTM" else states[0][index]
                 weights = self._weights(layer, direction)
                 order = range(steps - 1, -1, -1) if direction else range(steps)
-                results = [None] * steps
+                results: list[Any] = [None] * steps  # each step's, filled in its order
                 for t in order:
                     state = self._step(layer_input[t], state, weights)
                     results[t] = state[0] if self.mode == "LSTM" else state
@@ -297,7 +301,7 @@ class RNN(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 device=None, dtype=None):
+                 device: str | None = None, dtype: lucid.dtype | None = None) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size, hidden_size,
@@ -336,7 +340,7 @@ class LSTM(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
-                 device=None, dtype=None):
+                 device: str | None = None, dtype: lucid.dtype | None = None) -> None:
         super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          proj_size, device, dtype)
 
@@ -369,8 +373,8 @@ class GRU(RNNBase):
     """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
-                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, device=None,
-                 dtype=None):
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 device: str | None = None, dtype: lucid.dtype | None = None) -> None:
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          0, device, dtype)
 
@@ -387,12 +391,13 @@ class RNNCellBase(Module):
 
     _gates = 1
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: str | None = None,
+                 dtype: lucid.dtype | None = None) -> None:
         super().__init__()
         _check_size(input_size, "input_size")
         _check_size(hidden_size, "hidden_size")
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
-        kwargs = {"device": device or "cpu", "dtype": dtype}
+        kwargs: dict[str, Any] = {"device": device or "cpu", "dtype": dtype}
         gate_size = self._gates * hidden_size
         self.weight_ih = Parameter(lucid.zeros(gate_size, input_size, **kwargs))
         self.weight_hh = Parameter(lucid.zeros(gate_size, hidden_size, **kwargs))
@@ -469,13 +474,13 @@ class RNNCell(RNNCellBase):
     """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
-                 device=None, dtype=None):
+                 device: str | None = None, dtype: lucid.dtype | None = None) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
         super().__init__(input_size, hidden_size, bias, device, dtype)
         self.nonlinearity = nonlinearity
 
-    def forward(self, input, hx=None):
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         """``h'`` for the batch ``input`` ``(N, input_size)`` (or unbatched) and ``hx`` (zeros if omitted).
 
         Examples
@@ -514,7 +519,7 @@ class LSTMCell(RNNCellBase):
 
     _gates = 4
 
-    def forward(self, input, hx=None):
+    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
         """``(h', c')`` for the batch ``input`` and ``hx = (h, c)`` (zeros if omitted).
 
         Examples
@@ -551,7 +556,7 @@ class GRUCell(RNNCellBase):
 
     _gates = 3
 
-    def forward(self, input, hx=None):
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         """``h'`` for the batch ``input`` and ``hx`` (zeros if omitted).
 
         Examples

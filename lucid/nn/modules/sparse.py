@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import lucid
 
 from .. import functional as F
 from .. import init
+from ..._tensor import Tensor
 from ..module import Module
 from ..parameter import Parameter
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["Embedding", "EmbeddingBag"]
 
@@ -75,9 +81,10 @@ class Embedding(Module):
     tensor([0., 0., 0.], grad_fn=<IndexBackward>)
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx=None, max_norm=None,
-                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False,
-                 _weight=None, _freeze: bool = False, device=None, dtype=None):
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                 sparse: bool = False, _weight: Tensor | None = None, _freeze: bool = False, device: str | None = None,
+                 dtype: lucid.dtype | None = None) -> None:
         for name, size in (("num_embeddings", num_embeddings), ("embedding_dim", embedding_dim)):
             if not isinstance(size, int) or isinstance(size, bool):
                 raise TypeError(f"{name} must be an int, got {size!r}")
@@ -103,7 +110,7 @@ class Embedding(Module):
             self.weight = Parameter(_weight, requires_grad=not _freeze)
         self.sparse = sparse
 
-    def reset_parameters(self) -> None:
+    def reset_parameters(self: Embedding | EmbeddingBag) -> None:  # EmbeddingBag's too
         """Draw the weight from N(0, 1) (:func:`lucid.nn.init.normal_`) and zero the padding row.
 
         Examples
@@ -118,12 +125,12 @@ class Embedding(Module):
         init.normal_(self.weight)
         self._fill_padding_idx_with_zero()
 
-    def _fill_padding_idx_with_zero(self) -> None:
+    def _fill_padding_idx_with_zero(self: Embedding | EmbeddingBag) -> None:
         if self.padding_idx is not None:
             with lucid.no_grad():
                 self.weight[self.padding_idx] = 0
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         """The rows of ``weight`` named by the integer tensor ``input``: shape ``input.shape + (embedding_dim,)``.
 
         Examples
@@ -154,8 +161,9 @@ class Embedding(Module):
         return text
 
     @classmethod
-    def from_pretrained(cls, embeddings, freeze: bool = True, padding_idx=None, max_norm=None,
-                        norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False):
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, padding_idx: int | None = None,
+                        max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        sparse: bool = False) -> Self:
         """An Embedding whose weight is ``embeddings`` (a 2-D tensor; storage shared where possible).
 
         Parameters
@@ -234,9 +242,10 @@ class EmbeddingBag(Module):
     True
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm=None, norm_type: float = 2.0,
-                 scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False, _weight=None,
-                 include_last_offset: bool = False, padding_idx=None, device=None, dtype=None):
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None, norm_type: float = 2.0,
+                 scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                 _weight: Tensor | None = None, include_last_offset: bool = False, padding_idx: int | None = None,
+                 device: str | None = None, dtype: lucid.dtype | None = None) -> None:
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
@@ -254,7 +263,7 @@ class EmbeddingBag(Module):
     reset_parameters = Embedding.reset_parameters
     _fill_padding_idx_with_zero = Embedding._fill_padding_idx_with_zero
 
-    def forward(self, input, offsets=None, per_sample_weights=None):
+    def forward(self, input: Tensor, offsets: Tensor | None = None, per_sample_weights: Tensor | None = None) -> Tensor:
         """One reduced row per bag: ``(bags, embedding_dim)``.
 
         Parameters
@@ -292,9 +301,10 @@ class EmbeddingBag(Module):
         return text
 
     @classmethod
-    def from_pretrained(cls, embeddings, freeze: bool = True, max_norm=None, norm_type: float = 2.0,
-                        scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
-                        include_last_offset: bool = False, padding_idx=None):
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, max_norm: float | None = None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
+                        sparse: bool = False, include_last_offset: bool = False,
+                        padding_idx: int | None = None) -> Self:
         """An EmbeddingBag whose weight is ``embeddings`` (2-D); ``freeze`` turns its gradient off.
 
         Examples

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
+from typing import Any
 
 from ... import distributed as dist
 from ..._autograd import is_grad_enabled, no_grad, queue_callback, record
@@ -100,8 +102,9 @@ class DistributedDataParallel(Module):
     >>> dist.destroy_process_group()
     """
 
-    def __init__(self, module, device_ids=None, output_device=None, dim: int = 0, broadcast_buffers: bool = True,
-                 process_group=None, bucket_cap_mb: float = 25, find_unused_parameters: bool = False):
+    def __init__(self, module: Module, device_ids: None = None, output_device: None = None, dim: int = 0,
+                 broadcast_buffers: bool = True, process_group: None = None, bucket_cap_mb: float = 25,
+                 find_unused_parameters: bool = False) -> None:
         super().__init__()
         if not isinstance(module, Module):
             raise TypeError(f"DistributedDataParallel wraps a lucid.nn.Module, got {type(module).__name__}")
@@ -160,7 +163,8 @@ class DistributedDataParallel(Module):
 
     def _assign_buckets(self, cap_bytes: float) -> list:
         """Consecutive parameters of one device and dtype, up to ``cap_bytes`` per bucket."""
-        buckets, open_bucket = [], {}
+        buckets: list[list[Tensor]] = []
+        open_bucket: dict[tuple[object, object], dict[str, Any]] = {}  # (device, dtype): the bucket being filled
         for param in self._params:
             key = (param.device, param.dtype)
             size = param.numel() * param.dtype.itemsize
@@ -173,7 +177,7 @@ class DistributedDataParallel(Module):
         return buckets
 
     # --- forward and the reduction after backward ---------------------------------------
-    def forward(self, *inputs, **kwargs):
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         if self.broadcast_buffers and self.world_size > 1:
             buffers = list(self.module.buffers())
             if buffers:
@@ -198,7 +202,7 @@ class DistributedDataParallel(Module):
         return record(tensor.detach(), "DistributedDataParallelBackward", (tensor,), backward)
 
     @contextlib.contextmanager
-    def no_sync(self):
+    def no_sync(self) -> Iterator[None]:
         """Within it, backward passes accumulate gradients locally, without a collective.
 
         The first backward after it averages the gradients accumulated so far, so that

@@ -13,6 +13,7 @@ import math
 import numbers
 import types
 import warnings
+from collections.abc import Iterable
 
 from ..._autograd import no_grad
 from ..._sparse import SparseTensor
@@ -26,7 +27,7 @@ from ..._ops.shape import stack as _stack
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
 
 
-def _tensor_list(tensors, what: str, caller: str) -> list:
+def _tensor_list(tensors: Tensor | Iterable[Tensor], what: str, caller: str) -> list:
     """``tensors`` (a Tensor or an iterable of them) as a list, with a clear TypeError otherwise."""
     if isinstance(tensors, Tensor):
         return [tensors]
@@ -45,7 +46,7 @@ def _tensor_list(tensors, what: str, caller: str) -> list:
     return items
 
 
-def _parameters(parameters, caller: str) -> list:
+def _parameters(parameters: Tensor | Iterable[Tensor], caller: str) -> list:
     """The parameters as a list; an empty generator warns, as in torch."""
     is_generator = isinstance(parameters, types.GeneratorType)
     params = _tensor_list(parameters, "parameters", caller)
@@ -54,7 +55,7 @@ def _parameters(parameters, caller: str) -> list:
     return params
 
 
-def _norm_type(norm_type, caller: str) -> float:
+def _norm_type(norm_type: float | str, caller: str) -> float:
     """``norm_type`` as a float (``'inf'`` allowed); only p > 0 and inf make a total norm."""
     try:
         p = float(norm_type)
@@ -120,7 +121,8 @@ def _zeros1(like):
     return zeros(1, dtype=like.dtype, device=like.device)
 
 
-def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite: bool = False, foreach=None) -> Tensor:
+def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float | str = 2.0, error_if_nonfinite: bool = False,
+                   foreach: bool | None = None) -> Tensor:
     """The norm of ``tensors`` taken together, as if they were concatenated into one vector.
 
     Parameters
@@ -185,7 +187,8 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite: bool = False, for
     return total
 
 
-def clip_grads_with_norm_(parameters, max_norm, total_norm: Tensor, foreach=None) -> None:
+def clip_grads_with_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, total_norm: Tensor,
+                          foreach: bool | None = None) -> None:
     """Scale the gradients of ``parameters`` in place by ``min(max_norm / (total_norm + 1e-6), 1)``.
 
     The second half of :func:`clip_grad_norm_`, for a ``total_norm`` computed beforehand
@@ -240,7 +243,8 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm: Tensor, foreach=None
             grad.mul_(factors[key])
 
 
-def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite: bool = False, foreach=None) -> Tensor:
+def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm_type: float | str = 2.0,
+                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
     """Clip the gradients of ``parameters`` to a total norm of at most ``max_norm``, in place.
 
     The total norm is that of all gradients together, as if concatenated into one vector.
@@ -321,7 +325,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite: boo
     return total_norm
 
 
-def clip_grad_value_(parameters, clip_value, foreach=None) -> None:
+def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float, foreach: bool | None = None) -> None:
     """Clamp every gradient of ``parameters`` to ``[-clip_value, clip_value]``, in place.
 
     Parameters

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ..._tensor import Tensor
 from ..._ops.shape import cat as _cat
 from .clip_grad import _tensor_list
@@ -18,7 +20,7 @@ def _one_device(params: list, caller: str) -> None:
         )
 
 
-def parameters_to_vector(parameters) -> Tensor:
+def parameters_to_vector(parameters: Tensor | Iterable[Tensor]) -> Tensor:
     """Flatten ``parameters`` into one 1-D tensor, in order.
 
     The result is recorded by autograd (gradients flow back to the parameters), as torch's.
@@ -59,7 +61,7 @@ def parameters_to_vector(parameters) -> Tensor:
     return _cat([p.reshape(-1) for p in params])
 
 
-def vector_to_parameters(vec: Tensor, parameters) -> None:
+def vector_to_parameters(vec: Tensor, parameters: Tensor | Iterable[Tensor]) -> None:
     """Write the consecutive slices of the 1-D ``vec`` into ``parameters``, in order.
 
     Each parameter's storage is replaced by its slice (``param.data = ...``), as torch does:
