@@ -4,14 +4,17 @@ let later steps skip it (:mod:`~lucid.optim._plan`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import _factory
 from .._sparse import SparseTensor
 from .._tensor import Tensor, eval as lucid_eval, lazy_only, run_rule_, same_layout
+from ._parts import OptimizerParts
 from ._plan import GroupPlan
 from ._shared import scalar
 
 
-class GroupSteps:
+class GroupSteps(OptimizerParts):
     """Checking and updating the groups of a step (a part of :class:`~lucid.optim.Optimizer`)."""
 
     #: Whether ``update`` takes row-sparse gradients (SGD, Adagrad and SparseAdam, as in
@@ -50,7 +53,8 @@ class GroupSteps:
         """Per group, ``(group, pairs)``: the ``(param, grad)`` pairs that step, every
         gradient and state checked first, or, where the group's plan holds, the plan and its
         gradients."""
-        work, index = [], 0
+        work: list[tuple[dict, Any]] = []  # per group: its pairs, or its plan and gradients
+        index = 0
         plans, by_param = self._plans, self.state._by_param
         for group in self.param_groups:
             plan = plans.get(id(group))
@@ -116,7 +120,7 @@ class GroupSteps:
             if "step" in state:
                 state["step"] += 1
             if self._per_param_scalars:
-                scalars = self.rule_scalars(group, param, state)
+                scalars: tuple | None = self.rule_scalars(group, param, state)
             else:  # the same for every parameter of a dtype at the same step: computed once
                 key = (self._scalars_key(state), param.dtype)
                 scalars = scalars_at.get(key)

@@ -6,6 +6,7 @@ from .._autograd import no_grad
 from .._tensor import Tensor
 from . import _checks
 from . import schedules as _schedules
+from ._parts import OptimizerParts
 
 class _RequiredParameter:
     """The default of a hyperparameter every group must give."""
@@ -21,7 +22,7 @@ _UNORDERED = ("optimizer parameters need to be organized in ordered collections,
               "of tensors in sets will change between runs. Please use a list instead.")
 
 
-class ParamGroups:
+class ParamGroups(OptimizerParts):
     """``param_groups`` and what reads them (a part of :class:`~lucid.optim.Optimizer`)."""
 
     def _add_initial_groups(self, params) -> None:
@@ -101,7 +102,7 @@ class ParamGroups:
                 "optimizer contains a parameter group with duplicate parameters; each parameter may "
                 "appear once (torch only warns, then updates it twice per step)"
             )
-        seen = set()
+        seen: set[int] = set()
         for existing in self.param_groups:
             seen.update(id(p) for p in existing["params"])
             if ("param_names" in group) != ("param_names" in existing):
@@ -127,7 +128,7 @@ class ParamGroups:
     def _on_new_group(self, group: dict) -> None:
         """Called once a group is added (Adagrad creates its state here, as torch does)."""
 
-    def _flat_params(self) -> list:
+    def _flat_params(self) -> list[Tensor]:
         """Every parameter over all groups, in order: the numbering of ``state_dict``."""
         if self._flat is None:
             self._flat = [p for group in self.param_groups for p in group["params"]]

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import functools
 from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
 
-from ..utils.hooks import add_hook
+from ..utils.hooks import RemovableHandle, add_hook
+from ._parts import OptimizerParts
 
 _global_step_pre_hooks: OrderedDict = OrderedDict()
 _global_step_post_hooks: OrderedDict = OrderedDict()
 
 
-def register_optimizer_step_pre_hook(hook):
+def register_optimizer_step_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
     """Register ``hook(optimizer, args, kwargs)`` to run before every optimizer's ``step``.
 
     Returns a handle whose ``remove()`` unregisters it.
@@ -25,7 +28,7 @@ def register_optimizer_step_pre_hook(hook):
     return add_hook(_global_step_pre_hooks, hook)
 
 
-def register_optimizer_step_post_hook(hook):
+def register_optimizer_step_post_hook(hook: Callable[..., Any]) -> RemovableHandle:
     """Register ``hook(optimizer, args, kwargs)`` to run after every optimizer's ``step``.
 
     Examples
@@ -72,7 +75,7 @@ def _with_step_hooks(step):
     return wrapper
 
 
-class OptimizerHooks:
+class OptimizerHooks(OptimizerParts):
     """The hook registries of an optimizer (a part of :class:`~lucid.optim.Optimizer`)."""
 
     _HOOK_REGISTRIES = ("_step_pre_hooks", "_step_post_hooks", "_state_dict_pre_hooks",
@@ -82,7 +85,7 @@ class OptimizerHooks:
         for name in self._HOOK_REGISTRIES:
             setattr(self, name, OrderedDict())
 
-    def register_step_pre_hook(self, hook):
+    def register_step_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """Register ``hook(optimizer, args, kwargs)``, run before ``step``; it may return
         ``(new_args, new_kwargs)``. Returns a handle with ``remove()``.
 
@@ -101,7 +104,7 @@ class OptimizerHooks:
         """
         return add_hook(self._step_pre_hooks, hook)
 
-    def register_step_post_hook(self, hook):
+    def register_step_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """Register ``hook(optimizer, args, kwargs)``, run after ``step``.
 
         Examples
@@ -115,7 +118,7 @@ class OptimizerHooks:
         """
         return add_hook(self._step_post_hooks, hook)
 
-    def register_state_dict_pre_hook(self, hook, prepend: bool = False):
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
         """Register ``hook(optimizer)``, run before ``state_dict`` builds its result.
 
         Examples
@@ -129,7 +132,7 @@ class OptimizerHooks:
         """
         return add_hook(self._state_dict_pre_hooks, hook, prepend)
 
-    def register_state_dict_post_hook(self, hook, prepend: bool = False):
+    def register_state_dict_post_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
         """Register ``hook(optimizer, state_dict)``, which may return a replacement dict.
 
         Examples
@@ -145,7 +148,7 @@ class OptimizerHooks:
         """
         return add_hook(self._state_dict_post_hooks, hook, prepend)
 
-    def register_load_state_dict_pre_hook(self, hook, prepend: bool = False):
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
         """Register ``hook(optimizer, state_dict)``, run before loading; it may return a
         replacement dict.
 
@@ -163,7 +166,7 @@ class OptimizerHooks:
         """
         return add_hook(self._load_state_dict_pre_hooks, hook, prepend)
 
-    def register_load_state_dict_post_hook(self, hook, prepend: bool = False):
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
         """Register ``hook(optimizer)``, run after loading.
 
         Examples

@@ -124,7 +124,7 @@ class GroupPlan:
         for batch, batch_grads, states in zip(self.batches, grads, self._batch_states):
             params = batch.params
             if optimizer._per_param_scalars:
-                scalars = [optimizer.rule_scalars(group, p, s) for p, s in zip(params, states)]
+                scalars: tuple | list[tuple] = [optimizer.rule_scalars(group, p, s) for p, s in zip(params, states)]
             else:
                 keys = list(map(optimizer._scalars_key, states))
                 if keys.count(keys[0]) == len(keys):
@@ -138,7 +138,7 @@ class GroupPlan:
     def lazy_values(self) -> list:
         """What a step changed on a lazy device (MLX), to evaluate: each lazy batch's tensors
         and its parameters' whole state (NAdam's ``mu_product``, ASGD's ``eta`` change too)."""
-        out = []
+        out: list = []
         for batch, states, lengths, extras in zip(self.batches, self._batch_states, self._state_lengths, self._extras):
             if batch.lazy:
                 # the batch's arrays, then the state entries beyond the rule's (all of it when

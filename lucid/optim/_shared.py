@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import _factory
 from .._backend import host
-from .._dtype import float32
+from .._dtype import dtype, float32
 from .._tensor import Tensor
 
 
-def scalar(value, dtype=None):
+def scalar(value: object, dtype: dtype | None = None) -> Any:  # a Python number or a NumPy scalar
     """A hyperparameter as a number that rounds the way torch's arithmetic on it does.
 
     The one place where a hyperparameter becomes a number. A Python number stays one (torch

@@ -7,6 +7,7 @@ from collections.abc import MutableMapping
 
 from .._dtype import float32
 from .._tensor import Tensor, same_kind
+from ._parts import OptimizerParts
 
 
 class OptimizerState(MutableMapping):
@@ -78,7 +79,7 @@ class OptimizerState(MutableMapping):
         return "{" + ", ".join(f"{i}: {self[i]!r}" for i in self) + "}"
 
 
-class StateConversions:
+class StateConversions(OptimizerParts):
     """State created on first use and kept on its parameter's device and dtype (a part of
     :class:`~lucid.optim.Optimizer`)."""
 

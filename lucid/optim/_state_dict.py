@@ -9,6 +9,7 @@ import numbers
 from .._tensor import Tensor
 from . import schedules as _schedules
 from ._shared import scalar
+from ._parts import OptimizerParts
 from ._state import OptimizerState
 
 def _copy(value):
@@ -22,7 +23,7 @@ def _copy(value):
     return copy.deepcopy(value)
 
 
-class StateDictIO:
+class StateDictIO(OptimizerParts):
     """``state_dict``, ``load_state_dict`` and pickling (a part of :class:`~lucid.optim.Optimizer`)."""
 
     def state_dict(self) -> dict:
@@ -160,9 +161,9 @@ class StateDictIO:
             if key == "step":
                 step = scalar(value)
                 if (isinstance(step, bool) or not isinstance(step, numbers.Real) or not math.isfinite(step)
-                        or step != int(step) or step < 0):
+                        or step != int(step) or step < 0):  # type: ignore[call-overload]  # typeshed's numbers.Real has no __int__
                     raise ValueError(f"loaded state of parameter {index} has a step count of {value!r}")
-                state[key] = int(step)
+                state[key] = int(step)  # type: ignore[call-overload]  # typeshed's numbers.Real has no __int__
                 continue
             if not isinstance(value, Tensor) and hasattr(value, "shape") and hasattr(value, "dtype"):
                 value = Tensor(value)  # host arrays, e.g. from a checkpoint file

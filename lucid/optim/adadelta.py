@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import _factory
 from . import _checks
 from .elementwise import elementwise, sqrt
 from .optimizer import Optimizer, scalar
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .elementwise import Rule
+    from .optimizer import ParamsT
+    from .schedules import Schedule
 
 
 @elementwise(state=("square_avg", "acc_delta"))
@@ -82,8 +90,9 @@ class Adadelta(Optimizer):
     ['acc_delta', 'square_avg', 'step']
     """
 
-    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
-                 capturable=False, maximize=False, differentiable=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1.0, rho: float = 0.9, eps: float = 1e-6,
+                 weight_decay: float = 0, foreach: bool | None = None, *, capturable: bool = False,
+                 maximize: bool = False, differentiable: bool = False) -> None:
         _checks.implementation_flags(foreach, None, differentiable)
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
                         capturable=capturable, foreach=foreach, differentiable=differentiable)
@@ -96,14 +105,14 @@ class Adadelta(Optimizer):
         _checks.epsilon(group["eps"])
         _checks.non_negative("weight_decay", group["weight_decay"])
 
-    def init_state(self, param, group):
+    def init_state(self, param: Tensor, group: dict) -> dict:
         return {"step": 0, "square_avg": _factory.zeros_like(param), "acc_delta": _factory.zeros_like(param)}
 
     _weight_decay = "l2"
 
-    def elementwise_rule(self, group):
+    def elementwise_rule(self, group: dict) -> Rule | None:
         return adadelta
 
-    def rule_scalars(self, group, param, state):
+    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
         rho = group["rho"]
         return float(rho), float(1 - rho), float(group["eps"]), -float(scalar(group["lr"]))

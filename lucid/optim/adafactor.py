@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import _factory
 from .._dtype import finfo
 from .._tensor import Tensor
 from ._shared import norm, scalar
 from .optimizer import Optimizer
+
+if TYPE_CHECKING:
+    from .optimizer import ParamsT
+    from .schedules import Schedule
 
 
 class Adafactor(Optimizer):
@@ -94,8 +100,9 @@ class Adafactor(Optimizer):
     (['col_var', 'row_var', 'step'], (2, 1))
     """
 
-    def __init__(self, params, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0, weight_decay=0.0, *,
-                 foreach=None, maximize=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-2, beta2_decay: float = -0.8,
+                 eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0, weight_decay: float = 0.0, *,
+                 foreach: bool | None = None, maximize: bool = False) -> None:
         defaults = dict(lr=lr, beta2_decay=beta2_decay, eps=eps, d=d, weight_decay=weight_decay,
                         foreach=foreach, maximize=maximize)
         super().__init__(params, defaults)
@@ -117,7 +124,7 @@ class Adafactor(Optimizer):
         if not 0.0 <= group["weight_decay"]:
             raise ValueError(f"weight_decay should be >= 0 but is: {group['weight_decay']}")
 
-    def init_state(self, param, group):
+    def init_state(self, param: Tensor, group: dict) -> dict:
         if param.ndim > 1:
             rows, cols = list(param.shape), list(param.shape)
             rows[-1], cols[-2] = 1, 1
@@ -125,7 +132,7 @@ class Adafactor(Optimizer):
                     "col_var": _factory.zeros(*cols, dtype=param.dtype, device=param.device)}
         return {"step": 0, "variance": _factory.zeros_like(param)}
 
-    def update(self, param, grad, state, group):
+    def update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         lr, (eps1, eps2), d = scalar(group["lr"]), group["eps"], group["d"]
         if eps1 is None:
             eps1 = finfo(param.dtype).eps

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import _factory
+from .._sparse import SparseTensor
 from .._tensor import Tensor
 from . import _checks
 from .elementwise import elementwise, sqrt
 from .optimizer import Optimizer, scalar
+
+if TYPE_CHECKING:
+    from .elementwise import Rule
+    from .optimizer import ParamsT
+    from .schedules import Schedule
 
 
 @elementwise(state=("sum",))
@@ -93,8 +101,10 @@ class Adagrad(Optimizer):
     tensor([ 5., 17.])
     """
 
-    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
-                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+    def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-2, lr_decay: float = 0,
+                 weight_decay: float = 0, initial_accumulator_value: float = 0, eps: float = 1e-10,
+                 foreach: bool | None = None, *, maximize: bool = False, differentiable: bool = False,
+                 fused: bool | None = None) -> None:
         _checks.implementation_flags(foreach, fused, differentiable)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach,
@@ -119,27 +129,27 @@ class Adagrad(Optimizer):
             if param not in self.state:
                 self.state[param] = self.init_state(param, group)
 
-    def state_shapes(self, param, group):
+    def state_shapes(self, param: Tensor, group: dict) -> dict:
         return {"sum": param.shape}  # without building a table-sized fresh state
 
-    def init_state(self, param, group):
+    def init_state(self, param: Tensor, group: dict) -> dict:
         start = self.defaults["initial_accumulator_value"]
         return {"step": 0, "sum": _factory.full(param.shape, start, dtype=param.dtype, device=param.device)}
 
     _weight_decay = "l2"
 
-    def elementwise_rule(self, group):
+    def elementwise_rule(self, group: dict) -> Rule | None:
         return adagrad
 
     def _clr(self, group, step):
         """torch's decayed learning rate (a Tensor lr keeps its dtype)."""
         return group["lr"] / (1 + (step - 1) * group["lr_decay"])
 
-    def rule_scalars(self, group, param, state):
+    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
         return float(group["eps"]), -float(scalar(self._clr(group, state["step"])))
 
-    def update(self, param, grad, state, group):
-        if not grad.is_sparse:
+    def update(self, param: Tensor, grad: Tensor | SparseTensor, state: dict, group: dict) -> None:
+        if not isinstance(grad, SparseTensor):
             return super().update(param, grad, state, group)
         state["step"] += 1
         self._update_sparse(param, grad.coalesce(), state, group, self._clr(group, state["step"]))

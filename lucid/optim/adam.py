@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import _factory
 from .._tensor import Tensor
 from . import _checks
 from ._shared import bias_corrections
 from .elementwise import elementwise, lerp, maximum, sqrt
 from .optimizer import Optimizer, scalar
+
+if TYPE_CHECKING:
+    from .elementwise import Rule
+    from .optimizer import ParamsT
+    from .schedules import Schedule
 
 
 @elementwise(state=("exp_avg", "exp_avg_sq"))
@@ -111,9 +118,11 @@ class Adam(Optimizer):
 
     _sparse_refusal = "Adam does not support sparse gradients, please consider SparseAdam instead"
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
-                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
-                 decoupled_weight_decay=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-3,
+                 betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
         _checks.implementation_flags(foreach, fused, differentiable)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                         maximize=maximize, foreach=foreach, capturable=capturable,
@@ -132,7 +141,7 @@ class Adam(Optimizer):
                 or all(isinstance(b, Tensor) for b in group["betas"])):
             raise ValueError("betas must be either both floats or both Tensors")
 
-    def init_state(self, param, group):
+    def init_state(self, param: Tensor, group: dict) -> dict:
         state = {"step": 0, "exp_avg": _factory.zeros_like(param), "exp_avg_sq": _factory.zeros_like(param)}
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = _factory.zeros_like(param)
@@ -140,10 +149,10 @@ class Adam(Optimizer):
 
     _weight_decay = "l2"  # or decoupled, where the group sets decoupled_weight_decay
 
-    def elementwise_rule(self, group):
+    def elementwise_rule(self, group: dict) -> Rule | None:
         return adam_amsgrad if group["amsgrad"] else adam
 
-    def rule_scalars(self, group, param, state):
+    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
         # Tensor hyperparameters stay Tensors, as in torch: the step size and the bias
         # corrections are computed in their dtype (float32), the moment weights in the
         # parameter's dtype
@@ -209,8 +218,11 @@ class AdamW(Adam):
     tensor([ 0.95, -1.9 ], requires_grad=True)
     """
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
-                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+    def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-3,
+                 betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None) -> None:
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                          foreach=foreach, maximize=maximize, capturable=capturable,
                          differentiable=differentiable, fused=fused, decoupled_weight_decay=True)

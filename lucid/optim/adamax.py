@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import _factory
 from . import _checks
 from .elementwise import abs, elementwise, lerp, maximum
 from .optimizer import Optimizer, scalar
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .elementwise import Rule
+    from .optimizer import ParamsT
+    from .schedules import Schedule
 
 
 @elementwise(state=("exp_avg", "exp_inf"))
@@ -80,8 +88,10 @@ class Adamax(Optimizer):
     ['exp_avg', 'exp_inf', 'step']
     """
 
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
-                 maximize=False, differentiable=False, capturable=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 2e-3,
+                 betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, foreach: bool | None = None, *, maximize: bool = False,
+                 differentiable: bool = False, capturable: bool = False) -> None:
         _checks.implementation_flags(foreach, None, differentiable)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
@@ -93,15 +103,15 @@ class Adamax(Optimizer):
         _checks.betas(group["betas"])
         _checks.non_negative("weight_decay", group["weight_decay"])
 
-    def init_state(self, param, group):
+    def init_state(self, param: Tensor, group: dict) -> dict:
         return {"step": 0, "exp_avg": _factory.zeros_like(param), "exp_inf": _factory.zeros_like(param)}
 
     _weight_decay = "l2"
 
-    def elementwise_rule(self, group):
+    def elementwise_rule(self, group: dict) -> Rule | None:
         return adamax
 
-    def rule_scalars(self, group, param, state):
+    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
         lr, (beta1, beta2) = group["lr"], group["betas"]
         clr = lr / (1 - beta1 ** state["step"])
         return float(1 - beta1), float(beta2), float(group["eps"]), -float(scalar(clr))

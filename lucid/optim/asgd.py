@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import _factory
 from . import _checks
 from ._shared import float32_state
 from .elementwise import elementwise
 from .optimizer import Optimizer
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .elementwise import Rule
+    from .optimizer import ParamsT
+    from .schedules import Schedule
 
 
 @elementwise(state=("ax",))
@@ -96,8 +104,9 @@ class ASGD(Optimizer):
 
     _float32_state = frozenset({"eta", "mu"})
 
-    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
-                 maximize=False, differentiable=False, capturable=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
+                 t0: float = 1e6, weight_decay: float = 0, foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False, capturable: bool = False) -> None:
         _checks.implementation_flags(foreach, None, differentiable)
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
@@ -107,17 +116,17 @@ class ASGD(Optimizer):
         _checks.learning_rate(group["lr"])
         _checks.non_negative("weight_decay", group["weight_decay"])
 
-    def init_state(self, param, group):
+    def init_state(self, param: Tensor, group: dict) -> dict:
         return {"step": 0, "eta": float32_state(group["lr"], param), "mu": float32_state(1.0, param),
                 "ax": _factory.zeros_like(param)}
 
     _weight_decay = "l2"
     _per_param_scalars = True  # eta and mu are each parameter's own (float32) state
 
-    def elementwise_rule(self, group):
+    def elementwise_rule(self, group: dict) -> Rule | None:
         return asgd
 
-    def rule_scalars(self, group, param, state):
+    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
         lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
         eta, mu, step = state["eta"], state["mu"], state["step"]
         eta_value, mu_value = eta.item(), mu.item()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import _factory
 from .._autograd import enable_grad, no_grad
 from .._backend import host
@@ -9,6 +11,12 @@ from .._ops.shape import cat
 from .._tensor import Tensor, eval as lucid_eval
 from ._shared import scalar
 from .optimizer import Optimizer
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .optimizer import ParamsT
+    from .schedules import Schedule
 
 _ONE_GROUP = "LBFGS doesn't support per-parameter options (parameter groups)"
 
@@ -233,8 +241,9 @@ class LBFGS(Optimizer):
     (3, 2)
     """
 
-    def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7, tolerance_change=1e-9,
-                 history_size=100, line_search_fn=None):
+    def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1, max_iter: int = 20,
+                 max_eval: int | None = None, tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9,
+                 history_size: int = 100, line_search_fn: str | None = None) -> None:
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         defaults = dict(lr=lr, max_iter=max_iter, max_eval=max_eval, tolerance_grad=tolerance_grad,
@@ -265,10 +274,10 @@ class LBFGS(Optimizer):
         if len(devices) > 1:
             raise ValueError(f"LBFGS needs every parameter on one device, got parameters on {devices}")
 
-    def init_state(self, param, group):
+    def init_state(self, param: Tensor, group: dict) -> dict:
         return {"func_evals": 0, "n_iter": 0}
 
-    def step(self, closure):
+    def step(self, closure: Callable[[], Tensor]) -> Tensor | None:  # type: ignore[override]  # needs the closure, as torch's
         """Run up to ``max_iter`` L-BFGS iterations; ``closure`` is required.
 
         Parameters

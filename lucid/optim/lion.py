@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import _factory
 from . import _checks
 from .elementwise import elementwise, sign
 from .optimizer import Optimizer, scalar
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .elementwise import Rule
+    from .optimizer import ParamsT
+    from .schedules import Schedule
 
 
 @elementwise(state=("exp_avg",))
@@ -78,7 +86,9 @@ class Lion(Optimizer):
     tensor([ 0.02, -0.04,  0.01])
     """
 
-    def __init__(self, params, lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0, *, maximize=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-4,
+                 betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.99), weight_decay: float = 0.0, *,
+                 maximize: bool = False) -> None:
         defaults = dict(lr=lr, betas=tuple(betas), weight_decay=weight_decay, maximize=maximize)
         super().__init__(params, defaults)
 
@@ -87,14 +97,14 @@ class Lion(Optimizer):
         _checks.betas(group["betas"])
         _checks.non_negative("weight_decay", group["weight_decay"])
 
-    def init_state(self, param, group):
+    def init_state(self, param: Tensor, group: dict) -> dict:
         return {"exp_avg": _factory.zeros_like(param)}
 
     _weight_decay = "decoupled"
 
-    def elementwise_rule(self, group):
+    def elementwise_rule(self, group: dict) -> Rule | None:
         return lion
 
-    def rule_scalars(self, group, param, state):
+    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
         beta1, beta2 = group["betas"]
         return float(beta1), float(1 - beta1), float(beta2), float(1 - beta2), -float(scalar(group["lr"]))

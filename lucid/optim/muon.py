@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from .. import _factory
 from .._tensor import Tensor
 from ._shared import norm, scalar
 from .optimizer import Optimizer
+
+if TYPE_CHECKING:
+    from .optimizer import ParamsT
+    from .schedules import Schedule
 
 _ADJUST_LR_FNS = (None, "original", "match_rms_adamw")
 
@@ -134,8 +139,10 @@ class Muon(Optimizer):
      [0.   0.89]]
     """
 
-    def __init__(self, params, lr=1e-3, weight_decay=0.1, momentum=0.95, nesterov=True,
-                 ns_coefficients=(3.4445, -4.775, 2.0315), eps=1e-7, ns_steps=5, adjust_lr_fn=None):
+    def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-3, weight_decay: float = 0.1,
+                 momentum: float = 0.95, nesterov: bool = True,
+                 ns_coefficients: tuple[float, float, float] = (3.4445, -4.775, 2.0315), eps: float = 1e-7,
+                 ns_steps: int = 5, adjust_lr_fn: str | None = None) -> None:
         defaults = dict(lr=lr, weight_decay=weight_decay, momentum=momentum, nesterov=nesterov,
                         ns_coefficients=ns_coefficients, eps=eps, ns_steps=ns_steps, adjust_lr_fn=adjust_lr_fn)
         super().__init__(params, defaults)
@@ -159,10 +166,10 @@ class Muon(Optimizer):
                     f"Muon only supports 2D parameters whereas we found a parameter with size: {param.shape}"
                 )
 
-    def init_state(self, param, group):
+    def init_state(self, param: Tensor, group: dict) -> dict:
         return {"momentum_buffer": _factory.zeros_like(param)}
 
-    def update(self, param, grad, state, group):
+    def update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         lr, momentum = scalar(group["lr"]), group["momentum"]
         buf = state["momentum_buffer"].lerp_(grad, 1 - momentum)
         direction = grad.detach().clone().lerp_(buf, momentum) if group["nesterov"] else buf

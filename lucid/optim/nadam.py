@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import _factory
 from . import _checks
 from ._shared import bias_corrections, float32_state
 from .elementwise import elementwise, helper, lerp, sqrt
 from .optimizer import Optimizer, scalar
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .elementwise import Rule
+    from .optimizer import ParamsT
+    from .schedules import Schedule
 
 
 @helper
@@ -43,7 +51,7 @@ class _AdamLike(Optimizer):
         _checks.betas(group["betas"])
         _checks.non_negative("weight_decay", group["weight_decay"])
 
-    def init_state(self, param, group):
+    def init_state(self, param: Tensor, group: dict) -> dict:
         return {"step": 0, "exp_avg": _factory.zeros_like(param), "exp_avg_sq": _factory.zeros_like(param)}
 
     _weight_decay = "l2"  # or decoupled, where the group sets decoupled_weight_decay
@@ -136,9 +144,11 @@ class NAdam(_AdamLike):
 
     _float32_state = frozenset({"mu_product"})
 
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
-                 decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
-                 differentiable=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 2e-3,
+                 betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, momentum_decay: float = 4e-3, decoupled_weight_decay: bool = False, *,
+                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False) -> None:
         _checks.implementation_flags(foreach, None, differentiable)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                         momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
@@ -149,17 +159,17 @@ class NAdam(_AdamLike):
         super()._check_hyperparameters(group)
         _checks.non_negative("momentum_decay", group["momentum_decay"])
 
-    def init_state(self, param, group):
+    def init_state(self, param: Tensor, group: dict) -> dict:
         state = super().init_state(param, group)
         state["mu_product"] = float32_state(1.0, param)
         return state
 
     _per_param_scalars = True  # mu_product is each parameter's own (float32) state
 
-    def elementwise_rule(self, group):
+    def elementwise_rule(self, group: dict) -> Rule | None:
         return nadam
 
-    def rule_scalars(self, group, param, state):
+    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
         lr, (beta1, beta2), psi = group["lr"], group["betas"], group["momentum_decay"]
         step = state["step"]
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
@@ -247,19 +257,20 @@ class RAdam(_AdamLike):
     ['exp_avg', 'exp_avg_sq', 'step']
     """
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
-                 differentiable=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-3,
+                 betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False, differentiable: bool = False) -> None:
         _checks.implementation_flags(foreach, None, differentiable)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, maximize=maximize,
                         foreach=foreach, capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
                         differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def elementwise_rule(self, group):
+    def elementwise_rule(self, group: dict) -> Rule | None:
         return radam
 
-    def rule_scalars(self, group, param, state):
+    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
         lr, (beta1, beta2), step = group["lr"], group["betas"], state["step"]
         bias_correction1, bias_correction2 = bias_corrections((beta1, beta2), step)
         rho_inf = 2 / (1 - beta2) - 1

@@ -4,6 +4,9 @@ conversions), ``_state_dict``, ``_group_step`` (a group's checks and update), ``
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeAlias
+
 from .._autograd import enable_grad, no_grad
 from .._tensor import Tensor
 from . import schedules as _schedules
@@ -15,8 +18,15 @@ from ._shared import scalar
 from ._state import OptimizerState, StateConversions
 from ._state_dict import StateDictIO
 
+if TYPE_CHECKING:
+    from .elementwise import Rule
+
 __all__ = ["Optimizer", "required", "scalar", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook"]
+
+#: What an optimizer takes as ``params``, as torch.optim.optimizer.ParamsT: tensors (its
+#: Parameters), ``(name, tensor)`` pairs, or parameter-group dicts.
+ParamsT: TypeAlias = Iterable[Tensor] | Iterable[tuple[str, Tensor]] | Iterable[dict[str, Any]]
 
 
 class Optimizer(OptimizerHooks, ParamGroups, StateConversions, StateDictIO, GroupSteps):
@@ -79,7 +89,7 @@ class Optimizer(OptimizerHooks, ParamGroups, StateConversions, StateDictIO, Grou
         if step is not None and not getattr(step, "_with_step_hooks", False):
             cls.step = _with_step_hooks(step)
 
-    def __init__(self, params, defaults: dict):
+    def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
         self._validate_hyperparameters(_schedules.attach(dict(defaults)))  # first, as torch does
         self._init_hooks()
@@ -106,7 +116,7 @@ class Optimizer(OptimizerHooks, ParamGroups, StateConversions, StateDictIO, Grou
         """
         return {}
 
-    def elementwise_rule(self, group: dict):
+    def elementwise_rule(self, group: dict) -> Rule | None:
         """The elementwise rule (:func:`lucid.optim.elementwise`) for ``group``, or None to use
         :meth:`update`; its scalars come from :meth:`rule_scalars`.
 
@@ -158,7 +168,7 @@ class Optimizer(OptimizerHooks, ParamGroups, StateConversions, StateDictIO, Grou
         self._run_rule(group, rule, [(param, grad, state)], False)
 
     # --- the step ------------------------------------------------------------------------
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Tensor] | None = None) -> Tensor | None:
         """Perform one optimisation step over every parameter that has a gradient.
 
         Parameters

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import _factory
 from . import _checks
 from .elementwise import elementwise, lerp, sqrt
 from .optimizer import Optimizer, scalar
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .elementwise import Rule
+    from .optimizer import ParamsT
+    from .schedules import Schedule
 
 
 # square_avg - grad_avg**2 is torch's addcmul_(grad_avg, grad_avg, value=-1): the same rounding
@@ -117,8 +125,9 @@ class RMSprop(Optimizer):
     ['square_avg', 'step']
     """
 
-    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
-                 capturable=False, foreach=None, maximize=False, differentiable=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
+                 weight_decay: float = 0, momentum: float = 0, centered: bool = False, capturable: bool = False,
+                 foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:
         _checks.implementation_flags(foreach, None, differentiable)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
                         weight_decay=weight_decay, capturable=capturable, foreach=foreach,
@@ -132,7 +141,7 @@ class RMSprop(Optimizer):
         _checks.non_negative("weight_decay", group["weight_decay"])
         _checks.non_negative("alpha", group["alpha"])
 
-    def init_state(self, param, group):
+    def init_state(self, param: Tensor, group: dict) -> dict:
         state = {"step": 0, "square_avg": _factory.zeros_like(param)}
         if group["momentum"] > 0:
             state["momentum_buffer"] = _factory.zeros_like(param)
@@ -142,12 +151,12 @@ class RMSprop(Optimizer):
 
     _weight_decay = "l2"
 
-    def elementwise_rule(self, group):
+    def elementwise_rule(self, group: dict) -> Rule | None:
         if group["momentum"] > 0:
             return rmsprop_centered_momentum if group["centered"] else rmsprop_momentum
         return rmsprop_centered if group["centered"] else rmsprop
 
-    def rule_scalars(self, group, param, state):
+    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
         alpha, neg_lr = group["alpha"], -float(scalar(group["lr"]))
         if group["momentum"] > 0:
             return float(alpha), float(1 - alpha), float(group["eps"]), float(group["momentum"]), neg_lr

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import _factory
 from . import _checks
 from .elementwise import elementwise, maximum, minimum, sign, where
 from .optimizer import Optimizer, scalar
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .elementwise import Rule
+    from .optimizer import ParamsT
+    from .schedules import Schedule
 
 
 @elementwise(state=("prev", "step_size"))
@@ -91,8 +99,9 @@ class Rprop(Optimizer):
     tensor([0.5, 0.5])
     """
 
-    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False,
-                 foreach=None, maximize=False, differentiable=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-2, etas: tuple[float, float] = (0.5, 1.2),
+                 step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
+                 foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:
         _checks.implementation_flags(foreach, None, differentiable)
         defaults = dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes), foreach=foreach,
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
@@ -104,13 +113,13 @@ class Rprop(Optimizer):
         if not 0.0 < etaminus < 1.0 < etaplus:
             raise ValueError(f"Invalid eta values: {etaminus}, {etaplus}")
 
-    def init_state(self, param, group):
+    def init_state(self, param: Tensor, group: dict) -> dict:
         step_size = _factory.full(param.shape, float(scalar(group["lr"])), dtype=param.dtype, device=param.device)
         return {"step": 0, "prev": _factory.zeros_like(param), "step_size": step_size}
 
-    def elementwise_rule(self, group):
+    def elementwise_rule(self, group: dict) -> Rule | None:
         return rprop
 
-    def rule_scalars(self, group, param, state):
+    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
         (etaminus, etaplus), (step_size_min, step_size_max) = group["etas"], group["step_sizes"]
         return float(etaminus), float(etaplus), float(step_size_min), float(step_size_max), 0.0, 1.0

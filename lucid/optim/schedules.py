@@ -45,6 +45,8 @@ from __future__ import annotations
 import math
 import numbers
 from bisect import bisect_right
+from collections.abc import Sequence
+from typing import TypeGuard
 
 from .._tensor import Tensor
 
@@ -77,7 +79,7 @@ def _describe(value) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
-def is_schedule(value) -> bool:
+def is_schedule(value: object) -> TypeGuard[Schedule]:
     """Whether ``value`` can be used as a schedule: it has a callable ``value(step)``.
 
     Examples
@@ -89,7 +91,7 @@ def is_schedule(value) -> bool:
     return callable(getattr(value, "value", None)) and not isinstance(value, (Tensor, numbers.Number))
 
 
-def as_schedule(value, name: str = "schedule"):
+def as_schedule(value: float | Schedule, name: str = "schedule") -> Schedule:
     """``value`` as a schedule: a schedule is kept, a number becomes :func:`constant`.
 
     Raises
@@ -155,7 +157,7 @@ class Schedule:
         """
         return {"schedule": self.kind, **{name: _plain(getattr(self, name)) for name in self.fields}}
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Schedule) and self.to_dict() == other.to_dict()
 
     def __hash__(self) -> int:
@@ -190,10 +192,10 @@ class constant(Schedule):
 
     kind, fields = "constant", ("value",)
 
-    def __init__(self, value):
+    def __init__(self, value: float) -> None:
         self._constant = _number("value", value)  # not ``self.value``: that is the method
 
-    def value(self, step):
+    def value(self, step: int) -> float:
         return self._constant
 
     def to_dict(self) -> dict:
@@ -223,11 +225,11 @@ class linear(Schedule):
 
     kind, fields = "linear", ("start", "end", "steps")
 
-    def __init__(self, start, end, steps):
+    def __init__(self, start: float, end: float, steps: int) -> None:
         self.start, self.end = _number("start", start), _number("end", end)
         self.steps = _count("steps", steps, 1)
 
-    def value(self, step):
+    def value(self, step: int) -> float:
         return self.start + (self.end - self.start) * min(step, self.steps) / self.steps
 
 
@@ -255,11 +257,11 @@ class cosine(Schedule):
 
     kind, fields = "cosine", ("peak", "steps", "end")
 
-    def __init__(self, peak, steps, end=0.0):
+    def __init__(self, peak: float, steps: int, end: float = 0.0) -> None:
         self.peak, self.end = _number("peak", peak), _number("end", end)
         self.steps = _count("steps", steps, 1)
 
-    def value(self, step):
+    def value(self, step: int) -> float:
         t = min(step, self.steps)
         return self.end + (self.peak - self.end) * (1 + math.cos(math.pi * t / self.steps)) / 2
 
@@ -282,10 +284,10 @@ class exponential(Schedule):
 
     kind, fields = "exponential", ("start", "gamma")
 
-    def __init__(self, start, gamma):
+    def __init__(self, start: float, gamma: float) -> None:
         self.start, self.gamma = _number("start", start), _number("gamma", gamma)
 
-    def value(self, step):
+    def value(self, step: int) -> float:
         return self.start * self.gamma**step
 
 
@@ -310,11 +312,11 @@ class step(Schedule):
 
     kind, fields = "step", ("start", "step_size", "gamma")
 
-    def __init__(self, start, step_size, gamma=0.1):
+    def __init__(self, start: float, step_size: int, gamma: float = 0.1) -> None:
         self.start, self.gamma = _number("start", start), _number("gamma", gamma)
         self.step_size = _count("step_size", step_size, 1)
 
-    def value(self, step):
+    def value(self, step: int) -> float:
         return self.start * self.gamma ** (step // self.step_size)
 
 
@@ -345,11 +347,11 @@ class warmup(Schedule):
 
     kind, fields = "warmup", ("steps", "then")
 
-    def __init__(self, steps, then):
+    def __init__(self, steps: int, then: float | Schedule) -> None:
         self.steps = _count("steps", steps, 0)
         self.then = as_schedule(then, "then")
 
-    def value(self, step):
+    def value(self, step: int) -> float:
         if step < self.steps:
             return self.then.value(0) * step / self.steps
         return self.then.value(step - self.steps)
@@ -379,12 +381,12 @@ class join(Schedule):
 
     kind, fields = "join", ("schedules", "boundaries")
 
-    def __init__(self, schedules, boundaries):
+    def __init__(self, schedules: Sequence[float | Schedule], boundaries: Sequence[int]) -> None:
         self.schedules = tuple(as_schedule(s, f"schedules[{i}]") for i, s in enumerate(schedules))
         self.boundaries = tuple(_count(f"boundaries[{i}]", b, 0) for i, b in enumerate(boundaries))
         _check_boundaries(len(self.schedules), self.boundaries)
 
-    def value(self, step):
+    def value(self, step: int) -> float:
         index = bisect_right(self.boundaries, step)
         start = self.boundaries[index - 1] if index else 0
         return self.schedules[index].value(step - start)
@@ -408,12 +410,12 @@ class piecewise(Schedule):
 
     kind, fields = "piecewise", ("values", "boundaries")
 
-    def __init__(self, values, boundaries):
+    def __init__(self, values: Sequence[float], boundaries: Sequence[int]) -> None:
         self.values = tuple(_number(f"values[{i}]", v) for i, v in enumerate(values))
         self.boundaries = tuple(_count(f"boundaries[{i}]", b, 0) for i, b in enumerate(boundaries))
         _check_boundaries(len(self.values), self.boundaries)
 
-    def value(self, step):
+    def value(self, step: int) -> float:
         return self.values[bisect_right(self.boundaries, step)]
 
 

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from .._sparse import SparseTensor
 from . import _checks
 from .elementwise import elementwise
 from .optimizer import Optimizer, scalar
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .elementwise import Rule
+    from .optimizer import ParamsT
+    from .schedules import Schedule
 
 
 @elementwise()
@@ -104,8 +113,9 @@ class SGD(Optimizer):
     tensor([ 0.46, -0.46], requires_grad=True)
     """
 
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
-                 maximize=False, foreach=None, differentiable=False, fused=None):
+    def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-3, momentum: float = 0,
+                 dampening: float = 0, weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None) -> None:
         _checks.implementation_flags(foreach, fused, differentiable)
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                         nesterov=nesterov, maximize=maximize, foreach=foreach,
@@ -125,19 +135,19 @@ class SGD(Optimizer):
         if group["weight_decay"] != 0:  # grad.add(param) fails in torch, before any change here
             raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
 
-    def state_shapes(self, param, group):
+    def state_shapes(self, param: Tensor, group: dict) -> dict:
         return {"momentum_buffer": param.shape}
 
     _weight_decay = "l2"
     def _scalars_key(self, state):
         return "momentum_buffer" in state  # a parameter's first momentum step has its own scalars
 
-    def elementwise_rule(self, group):
+    def elementwise_rule(self, group: dict) -> Rule | None:
         if group["momentum"] == 0:
             return sgd
         return sgd_nesterov if group["nesterov"] else sgd_momentum
 
-    def rule_scalars(self, group, param, state):
+    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
         neg_lr = -float(scalar(group["lr"]))
         momentum = group["momentum"]
         if momentum == 0:
@@ -149,8 +159,8 @@ class SGD(Optimizer):
             return decay, one_minus_dampening, momentum, neg_lr
         return decay, one_minus_dampening, neg_lr
 
-    def update(self, param, grad, state, group):
-        if grad.is_sparse:
+    def update(self, param: Tensor, grad: Tensor | SparseTensor, state: dict, group: dict) -> None:
+        if isinstance(grad, SparseTensor):
             return self._update_sparse(param, grad, state, group)
         return super().update(param, grad, state, group)
 

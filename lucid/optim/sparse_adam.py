@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from .. import _factory
+from .._sparse import SparseTensor
 from .._tensor import run_rule_
 from . import _checks
 from .elementwise import elementwise, sqrt
 from .optimizer import Optimizer, scalar
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .._tensor import Tensor
+    from .optimizer import ParamsT
+    from .schedules import Schedule
 
 
 @elementwise(state=("exp_avg", "exp_avg_sq"))
@@ -110,7 +119,9 @@ class SparseAdam(Optimizer):
 
     _sparse_grads = True
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-3,
+                 betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999), eps: float = 1e-8,
+                 maximize: bool = False) -> None:
         """Initialise the SparseAdam. See the class docstring for parameter semantics."""
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, maximize=maximize))
 
@@ -120,7 +131,7 @@ class SparseAdam(Optimizer):
         _checks.epsilon(group["eps"], strict=True)
         _checks.betas(group["betas"])
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Tensor] | None = None) -> Tensor | None:
         """Perform a single SparseAdam optimisation step.
 
         Each parameter with a gradient advances its step count and updates the rows its
@@ -151,16 +162,16 @@ class SparseAdam(Optimizer):
         """
         return super().step(closure)
 
-    def state_shapes(self, param, group):
+    def state_shapes(self, param: Tensor, group: dict) -> dict:
         # without building a fresh state: two table-sized arrays just to read their shape
         return {"exp_avg": param.shape, "exp_avg_sq": param.shape}
 
-    def init_state(self, param, group):
+    def init_state(self, param: Tensor, group: dict) -> dict:
         return {"step": 0, "exp_avg": _factory.zeros_like(param), "exp_avg_sq": _factory.zeros_like(param)}
 
-    def update(self, param, grad, state, group):
+    def update(self, param: Tensor, grad: Tensor | SparseTensor, state: dict, group: dict) -> None:
         state["step"] += 1
-        if grad.is_sparse:  # the rows it lists, summed: O(touched rows), nothing table-sized
+        if isinstance(grad, SparseTensor):  # the rows it lists, summed: O(touched rows), nothing table-sized
             grad = grad.coalesce()
             if grad._nnz() == 0:
                 return
@@ -171,7 +182,7 @@ class SparseAdam(Optimizer):
             return
         self.update_rows(param, rows, grad.index_select(0, rows), state, group)
 
-    def update_rows(self, param, rows, grad, state, group):
+    def update_rows(self, param: Tensor, rows: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         """The rule on the rows ``rows`` of ``param``, whose gradient rows are ``grad`` (unique rows).
 
         ``update`` calls it with the rows a dense gradient touches, or with the coalesced

@@ -15,6 +15,8 @@ from __future__ import annotations
 import copy
 import itertools
 import math
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from .._autograd import no_grad
 from .._dtype import int64
@@ -35,7 +37,7 @@ def _check_decay(decay) -> None:
         raise ValueError(f"Invalid decay value {decay} provided. Please provide a value in [0,1] range.")
 
 
-def get_ema_multi_avg_fn(decay=0.999):
+def get_ema_multi_avg_fn(decay: float = 0.999) -> Callable[[list[Tensor], list[Tensor], Tensor | int], None]:
     """The in-place exponential moving average over lists of tensors, for :class:`AveragedModel`.
 
     ``ema = decay * ema + (1 - decay) * p``, computed as torch does, with
@@ -79,7 +81,7 @@ def get_ema_multi_avg_fn(decay=0.999):
     return ema_update
 
 
-def get_swa_multi_avg_fn():
+def get_swa_multi_avg_fn() -> Callable[[list[Tensor], list[Tensor], Tensor | int], None]:
     """The in-place equal-weight (SWA) average over lists of tensors, for :class:`AveragedModel`.
 
     ``avg += (p - avg) / (n + 1)``, computed as torch does: ``avg.lerp_(p, 1 / (n + 1))``.
@@ -123,7 +125,7 @@ def get_swa_multi_avg_fn():
     return swa_update
 
 
-def get_ema_avg_fn(decay=0.999):
+def get_ema_avg_fn(decay: float = 0.999) -> Callable[[Tensor, Tensor, Tensor | int], Tensor]:
     """The exponential moving average of one tensor, for ``AveragedModel(avg_fn=...)``.
 
     Parameters
@@ -158,7 +160,7 @@ def get_ema_avg_fn(decay=0.999):
     return ema_update
 
 
-def get_swa_avg_fn():
+def get_swa_avg_fn() -> Callable[[Tensor, Tensor, Tensor | int], Tensor]:
     """The equal-weight (SWA) average of one tensor, for ``AveragedModel(avg_fn=...)``.
 
     Returns
@@ -237,7 +239,10 @@ class AveragedModel(Module):
     ['n_averaged', 'module.weight', 'module.bias']
     """
 
-    def __init__(self, model: Module, device=None, avg_fn=None, multi_avg_fn=None, use_buffers: bool = False) -> None:
+    def __init__(self, model: Module, device: str | None = None,
+                 avg_fn: Callable[[Tensor, Tensor, Tensor | int], Tensor] | None = None,
+                 multi_avg_fn: Callable[[list[Tensor], list[Tensor], Tensor | int], None] | None = None,
+                 use_buffers: bool = False) -> None:
         super().__init__()
         if avg_fn is not None and multi_avg_fn is not None:
             raise AssertionError("Only one of avg_fn and multi_avg_fn should be provided")
@@ -254,7 +259,7 @@ class AveragedModel(Module):
         self.multi_avg_fn = multi_avg_fn
         self.use_buffers = use_buffers
 
-    def forward(self, *args, **kwargs):
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
         """Call the averaged copy of the model.
 
         Examples
@@ -346,7 +351,7 @@ class AveragedModel(Module):
         lucid_eval(averaged, list(self.module.buffers()))
 
 
-def update_bn(loader, model: Module, device=None) -> None:
+def update_bn(loader: Iterable[Any], model: Module, device: str | None = None) -> None:
     """Recompute the batch-norm running statistics of ``model`` with one pass over ``loader``.
 
     torch's ``update_bn``: each batch-norm module's running statistics are reset and its
@@ -449,7 +454,8 @@ class SWALR(LRScheduler):
     [1.0, 0.775, 0.325, 0.1, 0.1]
     """
 
-    def __init__(self, optimizer, swa_lr, anneal_epochs=10, anneal_strategy="cos", last_epoch=-1) -> None:
+    def __init__(self, optimizer: Optimizer, swa_lr: float | list[float], anneal_epochs: int = 10,
+                 anneal_strategy: str = "cos", last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         # every check before the groups are written

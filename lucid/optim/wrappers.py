@@ -18,12 +18,18 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .._autograd import enable_grad, no_grad
 from .._tensor import Tensor, eval as lucid_eval
 from .._ops.reduction import all as _all
 from .._ops.shape import stack as _stack
 from ._state_dict import _copy
+
+if TYPE_CHECKING:
+    from ._state import OptimizerState
+    from .optimizer import Optimizer
 
 __all__ = ["GradientAccumulation", "SkipNonFinite"]
 
@@ -40,7 +46,12 @@ class _OptimizerWrapper:
 
     _state_key: str = ""
 
-    def __init__(self, optimizer) -> None:
+    if TYPE_CHECKING:  # each wrapper's own
+        def step(self, closure: Callable[[], Tensor] | None = None) -> Tensor | None: ...
+        def state_dict(self) -> dict: ...
+        def load_state_dict(self, state_dict: dict) -> None: ...
+
+    def __init__(self, optimizer: Optimizer | _OptimizerWrapper) -> None:
         for name in ("step", "zero_grad", "state_dict", "load_state_dict"):
             if not callable(getattr(optimizer, name, None)):
                 raise TypeError(
@@ -65,7 +76,7 @@ class _OptimizerWrapper:
         return self.optimizer.param_groups
 
     @property
-    def state(self):
+    def state(self) -> OptimizerState:
         """The wrapped optimizer's per-parameter ``state``.
 
         Examples
@@ -235,7 +246,7 @@ class GradientAccumulation(_OptimizerWrapper):
 
     _state_key = "accumulation"
 
-    def __init__(self, optimizer, steps: int, average: bool = True) -> None:
+    def __init__(self, optimizer: Optimizer | _OptimizerWrapper, steps: int, average: bool = True) -> None:
         super().__init__(optimizer)
         self.steps = _check_int(steps, "steps", 1)
         if not isinstance(average, bool):
@@ -248,7 +259,7 @@ class GradientAccumulation(_OptimizerWrapper):
     def extra_repr(self) -> str:
         return f"steps={self.steps}, average={self.average}"
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Tensor] | None = None) -> Tensor | None:
         """Accumulate this microbatch's gradients; every ``steps``-th call, step on them.
 
         Parameters
@@ -479,7 +490,7 @@ class SkipNonFinite(_OptimizerWrapper):
 
     _state_key = "skip_nonfinite"
 
-    def __init__(self, optimizer, warn: bool = True) -> None:
+    def __init__(self, optimizer: Optimizer | _OptimizerWrapper, warn: bool = True) -> None:
         super().__init__(optimizer)
         if not isinstance(warn, bool):
             raise TypeError(f"warn must be a bool, got {type(warn).__name__}")
@@ -501,7 +512,7 @@ class SkipNonFinite(_OptimizerWrapper):
             flags = [_all(_stack([_all(g.detach().isfinite()) for g in grads])) for grads in by_device.values()]
         return all(bool(flag) for flag in flags)
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Tensor] | None = None) -> Tensor | None:
         """Step the wrapped optimizer, unless a gradient is NaN or infinite.
 
         Parameters

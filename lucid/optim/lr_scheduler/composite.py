@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 from bisect import bisect_right
+from typing import TYPE_CHECKING
 
 from . import _checks
 from .base import LRScheduler, _check_optimizer, _param_groups_val_list, _update_param_group_val
 from .plateau import ReduceLROnPlateau
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..optimizer import Optimizer
+
 
 class _Composite(LRScheduler):
     """SequentialLR and ChainedScheduler: checks of the children, and their saved states."""
+
+    _schedulers: Sequence[LRScheduler]  # the children, as given
 
     def _check_children(self, optimizer, schedulers) -> None:
         name = type(self).__name__
@@ -123,7 +131,8 @@ class SequentialLR(_Composite):
     [0.1, 0.4, 0.7, 1.0, 0.5, 0.25, 0.125]
     """
 
-    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, schedulers: Sequence[LRScheduler], milestones: list[int],
+                 last_epoch: int = -1) -> None:
         _check_optimizer(optimizer)
         _checks.schedulers(type(self).__name__, schedulers)
         milestones = list(milestones)
@@ -149,7 +158,7 @@ class SequentialLR(_Composite):
         first._initial_step()
         self._last_lr = first.get_last_lr()
 
-    def recursive_undo(self, sched=None) -> None:
+    def recursive_undo(self, sched: LRScheduler | None = None) -> None:
         """Undo, recursively, the initial step every child took when it was built.
 
         Examples
@@ -171,7 +180,7 @@ class SequentialLR(_Composite):
         elif hasattr(scheds, "last_epoch"):
             scheds.last_epoch -= 1
 
-    def step(self) -> None:
+    def step(self) -> None:  # type: ignore[override]  # no epoch argument, as torch's
         """Step the active child, or restart the next one at its milestone.
 
         Examples
@@ -240,7 +249,7 @@ class ChainedScheduler(_Composite):
     [1.0, 0.5, 0.025]
     """
 
-    def __init__(self, schedulers, optimizer=None):
+    def __init__(self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None) -> None:
         _checks.schedulers(type(self).__name__, schedulers)
         if optimizer is not None:
             _check_optimizer(optimizer)
@@ -253,7 +262,7 @@ class ChainedScheduler(_Composite):
         self.optimizer = optimizer
         self._last_lr = _param_groups_val_list(self._schedulers[-1].optimizer, "lr")
 
-    def step(self) -> None:
+    def step(self) -> None:  # type: ignore[override]  # no epoch argument, as torch's
         """Step every child, in order.
 
         Examples

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from . import _checks
 from .base import LRScheduler, _param_groups_val_list, _update_param_group_val
+
+if TYPE_CHECKING:
+    from ..optimizer import Optimizer
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -43,7 +47,7 @@ class CosineAnnealingLR(LRScheduler):
     [1.0, 0.8536, 0.5, 0.1464, 0.0, 0.1464, 0.5]
     """
 
-    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1) -> None:
         _checks.positive("T_max", T_max)
         _checks.finite("eta_min", eta_min)
         self.T_max = T_max
@@ -113,7 +117,8 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     [1.0, 0.5, 1.0, 0.5, 1.0]
     """
 
-    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
+                 last_epoch: int = -1) -> None:
         if T_0 <= 0 or not isinstance(T_0, int):
             raise ValueError(f"Expected positive integer T_0, but got {T_0}")
         if T_mult < 1 or not isinstance(T_mult, int):
@@ -125,7 +130,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self.T_i = T_0
         self.T_mult = T_mult
         self.eta_min = eta_min
-        self.T_cur = last_epoch
+        self.T_cur: float = last_epoch  # an epoch, which step(epoch) may give as a float
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
@@ -133,7 +138,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         cos = math.cos(math.pi * self.T_cur / self.T_i)
         return [self.eta_min + (base_lr - self.eta_min) * (1 + cos) / 2 for base_lr in self.base_lrs]
 
-    def step(self, epoch=None) -> None:
+    def step(self, epoch: float | None = None) -> None:
         """Advance one epoch, or go to ``epoch`` (which may be fractional).
 
         Examples

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from . import _checks
 from .base import LRScheduler, _check_optimizer, _format_param, _lambdas_state, _update_param_group_val
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..optimizer import Optimizer
 
 
 def _set_momentum(group: dict, momentum, use_beta1: bool) -> None:
@@ -109,9 +115,16 @@ class CyclicLR(LRScheduler):
     ([0.1, 0.55, 1.0, 0.55, 0.1], [0.9, 0.85, 0.8, 0.85, 0.9])
     """
 
-    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular",
-                 gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
-                 max_momentum=0.9, last_epoch=-1):
+    # set by _check_momentum_cycle
+    use_beta1: bool
+    base_momentums: list[float]
+    max_momentums: list[float]
+
+    def __init__(self, optimizer: Optimizer, base_lr: float | list[float], max_lr: float | list[float],
+                 step_size_up: float = 2000, step_size_down: float | None = None, mode: str = "triangular",
+                 gamma: float = 1.0, scale_fn: Callable[[float], float] | None = None, scale_mode: str = "cycle",
+                 cycle_momentum: bool = True, base_momentum: float | list[float] = 0.8,
+                 max_momentum: float | list[float] = 0.9, last_epoch: int = -1) -> None:
         _check_optimizer(optimizer)
         # every check first: nothing is written into the groups before all have passed
         if mode not in ["triangular", "triangular2", "exp_range"] and scale_fn is None:
@@ -153,7 +166,7 @@ class CyclicLR(LRScheduler):
         if self._scale_fn_custom is None:
             self.scale_mode = "iterations" if self.mode == "exp_range" else "cycle"
 
-    def scale_fn(self, x) -> float:
+    def scale_fn(self, x: float) -> float:
         """The amplitude's scale at ``x`` (a cycle number or a step, see ``scale_mode``).
 
         Examples
@@ -297,9 +310,16 @@ class OneCycleLR(LRScheduler):
     [0.04, 0.8193, 0.9719, 0.8117, 0.556, 0.2831, 0.0766, 0.0]
     """
 
-    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
-                 anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85, max_momentum=0.95,
-                 div_factor=25.0, final_div_factor=1e4, three_phase=False, last_epoch=-1):
+    # set by _check_momentum_cycle
+    use_beta1: bool
+    base_momentums: list[float]
+    max_momentums: list[float]
+
+    def __init__(self, optimizer: Optimizer, max_lr: float | list[float], total_steps: int | None = None,
+                 epochs: int | None = None, steps_per_epoch: int | None = None, pct_start: float = 0.3,
+                 anneal_strategy: str = "cos", cycle_momentum: bool = True, base_momentum: float | list[float] = 0.85,
+                 max_momentum: float | list[float] = 0.95, div_factor: float = 25.0, final_div_factor: float = 1e4,
+                 three_phase: bool = False, last_epoch: int = -1) -> None:
         _check_optimizer(optimizer)
         self.optimizer = optimizer
         if total_steps is not None:

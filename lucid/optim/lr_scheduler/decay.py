@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from . import _checks
 from .base import LRScheduler
+
+if TYPE_CHECKING:
+    from ..optimizer import Optimizer
 
 
 class StepLR(LRScheduler):
@@ -38,7 +42,7 @@ class StepLR(LRScheduler):
     [1.0, 1.0, 0.5, 0.5, 0.25]
     """
 
-    def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1) -> None:
         _checks.positive_int("step_size", step_size)
         _checks.finite("gamma", gamma)
         self.step_size = step_size
@@ -83,7 +87,7 @@ class MultiStepLR(LRScheduler):
     [1.0, 0.5, 0.5, 0.25]
     """
 
-    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, milestones: list[int], gamma: float = 0.1, last_epoch: int = -1) -> None:
         milestones = list(milestones)
         for milestone in milestones:
             _checks.non_negative_int("each milestone", milestone)
@@ -127,7 +131,7 @@ class ExponentialLR(LRScheduler):
     [0.5]
     """
 
-    def __init__(self, optimizer, gamma, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
         _checks.finite("gamma", gamma)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -169,7 +173,7 @@ class PolynomialLR(LRScheduler):
     [1.0, 0.5625, 0.25, 0.0625, 0.0, 0.0]
     """
 
-    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1) -> None:
         _checks.positive_int("total_iters", total_iters)
         _checks.finite("power", power)
         self.total_iters = total_iters

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import _checks
 from .base import LRScheduler, _check_optimizer, _lambdas_state
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..optimizer import Optimizer
 
 
 class _LambdaScheduler(LRScheduler):
     """LambdaLR and MultiplicativeLR: one function of the epoch per group."""
 
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
+                 last_epoch: int = -1) -> None:
         _check_optimizer(optimizer)  # before anything reads its groups
         _checks.lambdas(lr_lambda)
         self.optimizer = optimizer
@@ -130,7 +138,8 @@ class MultiplicativeLR(_LambdaScheduler):
     [0.25]
     """
 
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
+                 last_epoch: int = -1) -> None:
         super().__init__(optimizer, lr_lambda, last_epoch)
 
     def get_lr(self) -> list:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import TYPE_CHECKING
 
 from . import _checks
 from .base import (
@@ -13,6 +14,10 @@ from .base import (
     _param_groups_val_list,
     _update_param_group_val,
 )
+
+if TYPE_CHECKING:
+    from ..._tensor import Tensor
+    from ..optimizer import Optimizer
 
 
 class ReduceLROnPlateau(LRScheduler):
@@ -82,8 +87,9 @@ class ReduceLROnPlateau(LRScheduler):
     [1.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.25]
     """
 
-    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
-                 cooldown=0, min_lr=0, eps=1e-8):
+    def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
+                 threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0,
+                 min_lr: float | list[float] = 0, eps: float = 1e-8) -> None:
         _checks.finite("factor", factor)
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
@@ -116,7 +122,7 @@ class ReduceLROnPlateau(LRScheduler):
         self.cooldown_counter = 0
         self.num_bad_epochs = 0
 
-    def step(self, metrics, epoch=None) -> None:
+    def step(self, metrics: float | Tensor, epoch: int | None = None) -> None:  # type: ignore[override]  # as torch's
         """Record one epoch's metric (a number or a one-element Tensor) and maybe reduce the lrs.
 
         Examples

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import _checks
 from .base import LRScheduler
+
+if TYPE_CHECKING:
+    from ..optimizer import Optimizer
 
 
 class ConstantLR(LRScheduler):
@@ -39,7 +44,8 @@ class ConstantLR(LRScheduler):
     [0.5, 0.5, 1.0, 1.0]
     """
 
-    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1) -> None:
         _checks.finite("factor", factor)
         _checks.non_negative_int("total_iters", total_iters)
         if factor > 1.0 or factor < 0:
@@ -97,7 +103,8 @@ class LinearLR(LRScheduler):
     [0.25, 0.5, 0.75, 1.0, 1.0]
     """
 
-    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
+                 total_iters: int = 5, last_epoch: int = -1) -> None:
         _checks.finite("start_factor", start_factor)
         _checks.finite("end_factor", end_factor)
         _checks.non_negative_int("total_iters", total_iters)
