@@ -20,7 +20,7 @@ class Watchdog:
     def __init__(self, timeout: float, describe):
         self.timeout = timeout
         self._describe = describe  # "rank R of N", for the message
-        self._waiting = None
+        self._waiting: tuple[str, float] | None = None  # (the collective, its deadline)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="lucid.distributed watchdog", daemon=True)
         self._thread.start()

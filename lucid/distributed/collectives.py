@@ -16,6 +16,8 @@ import numbers
 import io
 import pickle
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 from .._backend import collective as _wire
 from .._sparse import SparseTensor
@@ -89,7 +91,7 @@ class _Work:
     """What ``async_op=True`` returns: the collective has already completed (MLX's run to
     the end before returning here), so ``wait()`` returns at once."""
 
-    def wait(self, timeout=None) -> bool:
+    def wait(self, timeout: object = None) -> bool:
         return True
 
     def is_completed(self) -> bool:
@@ -125,12 +127,12 @@ def _seconds(timeout) -> float:
         timeout = default_pg_timeout
     if isinstance(timeout, datetime.timedelta):
         timeout = timeout.total_seconds()
-    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not timeout > 0:
+    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not timeout > 0:  # type: ignore[operator]  # typeshed's numbers ABCs do not compare with int
         raise ValueError(f"timeout must be a positive datetime.timedelta or number of seconds, got {timeout!r}")
     return float(timeout)
 
 
-def init_process_group(backend=None, *, timeout=None, world_size: int = -1, rank: int = -1) -> None:
+def init_process_group(backend: str | None = None, *, timeout: datetime.timedelta | float | None = None, world_size: int = -1, rank: int = -1) -> None:
     """Join this process to the job's process group, on one of MLX's distributed backends.
 
     The launcher (``python -m lucid.distributed.run``, or ``mlx.launch``) starts the
@@ -232,7 +234,7 @@ def _stderr_with_a_descriptor():
         return sys.__stderr__
 
 
-def destroy_process_group(group=None) -> None:
+def destroy_process_group(group: None = None) -> None:
     """Leave the process group; collectives raise until :func:`init_process_group` again.
 
     Examples
@@ -265,7 +267,7 @@ def _check_group(group) -> None:
         )
 
 
-def get_rank(group=None) -> int:
+def get_rank(group: None = None) -> int:
     """This process's rank, 0 to world size - 1.
 
     Examples
@@ -280,7 +282,7 @@ def get_rank(group=None) -> int:
     return _wire.rank(_require())
 
 
-def get_world_size(group=None) -> int:
+def get_world_size(group: None = None) -> int:
     """The number of processes in the group.
 
     Examples
@@ -295,7 +297,7 @@ def get_world_size(group=None) -> int:
     return _wire.size(_require())
 
 
-def get_backend(group=None) -> str:
+def get_backend(group: None = None) -> str:
     """The backend name given to :func:`init_process_group` ("ring", "mpi" or "any").
 
     Examples
@@ -364,7 +366,7 @@ def _reduce(tensors, op, name):
             _collective(name, _wire.all_reduce, same, kind, None)
 
 
-def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
+def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: None = None, async_op: bool = False) -> _Work | None:
     """Combine ``tensor``'s values over every process, elementwise, in place on each.
 
     Parameters
@@ -401,7 +403,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     return _check_async(async_op)
 
 
-def all_reduce_coalesced(tensors, op=ReduceOp.SUM, group=None, async_op: bool = False):
+def all_reduce_coalesced(tensors: Sequence[Tensor], op: ReduceOp = ReduceOp.SUM, group: None = None, async_op: bool = False) -> _Work | None:
     """:func:`all_reduce` of several tensors at once: one collective per device and dtype.
 
     The tensors of one device and dtype travel as one flat buffer (how
@@ -427,7 +429,7 @@ def all_reduce_coalesced(tensors, op=ReduceOp.SUM, group=None, async_op: bool = 
     return _check_async(async_op)
 
 
-def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
+def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: None = None, async_op: bool = False) -> _Work | None:
     """Write every process's ``tensor`` into ``tensor_list``, in rank order, on each process.
 
     Parameters
@@ -464,7 +466,7 @@ def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
     return _check_async(async_op)
 
 
-def broadcast(tensor, src: int, group=None, async_op: bool = False):
+def broadcast(tensor: Tensor, src: int, group: None = None, async_op: bool = False) -> _Work | None:
     """Give every process the values ``tensor`` has on process ``src``, bit for bit, in place.
 
     Examples
@@ -487,11 +489,11 @@ def broadcast(tensor, src: int, group=None, async_op: bool = False):
 
 def _check_src(src, argument: str) -> None:
     world = get_world_size()
-    if isinstance(src, bool) or not isinstance(src, numbers.Integral) or not 0 <= src < world:
+    if isinstance(src, bool) or not isinstance(src, numbers.Integral) or not 0 <= src < world:  # type: ignore[operator]  # typeshed's numbers ABCs do not compare with int
         raise ValueError(f"{argument} must be a rank from 0 to {world - 1}, got {src!r}")
 
 
-def barrier(group=None, async_op: bool = False):
+def barrier(group: None = None, async_op: bool = False) -> _Work | None:
     """Return once every process has reached its call.
 
     Examples
@@ -506,7 +508,7 @@ def barrier(group=None, async_op: bool = False):
     return _check_async(async_op)
 
 
-def all_gather_object(object_list, obj, group=None) -> None:
+def all_gather_object(object_list: list[Any], obj: object, group: None = None) -> None:
     """Fill ``object_list`` with every process's picklable ``obj``, in rank order.
 
     Objects travel pickled, as in torch: use it only among the job's own processes.
@@ -529,7 +531,7 @@ def all_gather_object(object_list, obj, group=None) -> None:
     object_list[:] = [pickle.loads(payload) for payload in payloads]
 
 
-def broadcast_object_list(object_list, src: int = 0, group=None) -> None:
+def broadcast_object_list(object_list: list[Any], src: int = 0, group: None = None) -> None:
     """Replace ``object_list``'s entries on every process with those on process ``src``.
 
     Examples

@@ -202,7 +202,7 @@ def main(argv=None) -> int:
     finally:
         if process is not None:
             _stop(process, signal.SIGKILL)  # anything of the session still alive
-            process.stdin.close()
+            process.stdin.close()  # type: ignore[union-attr]  # stdin=PIPE: never None, as typeshed cannot say
         shutil.rmtree(private, ignore_errors=True)
     return _report(ranks.status, nproc, ranks.failed_first)
 

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..._autograd import no_grad
 from ...optim.optimizer import Optimizer
 from .. import collectives
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..._tensor import Tensor
+    from ...optim.optimizer import ParamsT
 
 __all__ = ["ZeroRedundancyOptimizer"]
 
@@ -76,8 +84,8 @@ class ZeroRedundancyOptimizer(Optimizer):
     >>> dist.destroy_process_group()
     """
 
-    def __init__(self, params, optimizer_class, process_group=None, parameters_as_bucket_view: bool = False,
-                 overlap_with_ddp: bool = False, **defaults):
+    def __init__(self, params: ParamsT, optimizer_class: type[Optimizer], process_group: None = None,
+                 parameters_as_bucket_view: bool = False, overlap_with_ddp: bool = False, **defaults: Any) -> None:
         collectives._check_group(process_group)
         if not (isinstance(optimizer_class, type) and issubclass(optimizer_class, Optimizer)):
             raise TypeError(f"optimizer_class must be a lucid.optim.Optimizer subclass, got {optimizer_class!r}")
@@ -89,7 +97,7 @@ class ZeroRedundancyOptimizer(Optimizer):
         self.rank = collectives.get_rank()
         self.parameters_as_bucket_view = bool(parameters_as_bucket_view)
         self._optimizer_class = optimizer_class
-        self._partition_cache = None
+        self._partition_cache: list[list[dict]] | None = None
         self._all_state_dicts: list = []
         self._initialized = False
         super().__init__(params, defaults)
@@ -101,10 +109,10 @@ class ZeroRedundancyOptimizer(Optimizer):
     def _partition(self) -> list:
         """For each rank, its param groups: each global group with that rank's parameters."""
         if self._partition_cache is None:
-            per_rank = [[] for _ in range(self.world_size)]
+            per_rank: list[list[dict]] = [[] for _ in range(self.world_size)]
             sizes = [0] * self.world_size
             for group in self.param_groups:
-                mine = [[] for _ in range(self.world_size)]
+                mine: list[list[Tensor]] = [[] for _ in range(self.world_size)]
                 for param in sorted(group["params"], key=lambda p: p.numel(), reverse=True):
                     rank = sizes.index(min(sizes))
                     mine[rank].append(param)
@@ -146,7 +154,7 @@ class ZeroRedundancyOptimizer(Optimizer):
             _sync_param_groups(self.optim.param_groups, self.param_groups)
 
     # --- stepping ---------------------------------------------------------------------
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Tensor] | None = None) -> Tensor | None:
         """Update this process's shard with its optimizer, then share every shard's values.
 
         Must run on every process. Hyperparameters set in :attr:`param_groups` (by a
@@ -277,7 +285,7 @@ class ZeroRedundancyOptimizer(Optimizer):
         except (TypeError, ValueError, KeyError) as refused:
             error, local = refused, None
         previous = self.optim.state_dict()
-        if error is None:
+        if local is not None:  # (error is None)
             try:
                 self.optim.load_state_dict(local)
             except (TypeError, ValueError, KeyError) as refused:

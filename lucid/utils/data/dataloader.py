@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import collections.abc
 import numbers
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ... import _dtype, _factory
 from ..._backend import host
 from ..._ops.shape import stack
 from ..._tensor import Tensor
 from .dataset import IterableDataset
-from .sampler import BatchSampler, RandomSampler, SequentialSampler
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+
+if TYPE_CHECKING:
+    from ..._backend import random as _random
+    from .dataset import _SizedMapDataset
 
 __all__ = ["DataLoader", "default_collate", "default_convert"]
 
 
-def default_collate(batch):
+def default_collate(batch: Sequence[Any]) -> Any:
     """Samples merged into a batch as torch's ``default_collate`` merges them.
 
     Tensors (and NumPy arrays) are stacked along a new first dimension; Python floats
@@ -51,7 +57,7 @@ def default_collate(batch):
     if isinstance(elem, collections.abc.Mapping):
         collated = {key: default_collate([d[key] for d in batch]) for key in elem}
         try:
-            return type(elem)(collated)
+            return type(elem)(collated)  # type: ignore[call-arg]  # elem's own type, not the ABC typeshed sees
         except TypeError:
             return collated
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # a named tuple
@@ -64,7 +70,7 @@ def default_collate(batch):
         if isinstance(elem, tuple):
             return fields
         try:
-            return type(elem)(fields)
+            return type(elem)(fields)  # type: ignore[call-arg]  # elem's own type, not the ABC typeshed sees
         except TypeError:
             return fields
     raise TypeError(
@@ -72,7 +78,7 @@ def default_collate(batch):
     )
 
 
-def default_convert(data):
+def default_convert(data: Any) -> Any:
     """A sample as a DataLoader without batching (``batch_size=None``) gives it: NumPy arrays
     become tensors, containers are converted field by field, the rest stays as it is.
 
@@ -86,7 +92,7 @@ def default_convert(data):
     if host.is_array(data):
         return _factory.tensor(data)
     if isinstance(data, collections.abc.Mapping):
-        return type(data)({k: default_convert(v) for k, v in data.items()})
+        return type(data)({k: default_convert(v) for k, v in data.items()})  # type: ignore[call-arg]  # as above
     if isinstance(data, tuple) and hasattr(data, "_fields"):
         return type(data)(*(default_convert(d) for d in data))
     if isinstance(data, tuple):
@@ -137,10 +143,23 @@ class DataLoader:
     ([(2,), (2,), (1,)], 3)
     """
 
-    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
-                 collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
-                 multiprocessing_context=None, generator=None, *, prefetch_factor=None, persistent_workers=False,
-                 pin_memory_device="", in_order=True):
+    # as given (__init__'s types): which of them is in use follows _iterable and batch_size
+    dataset: Any
+    sampler: Any
+    batch_sampler: Any
+    batch_size: int | None
+    drop_last: bool
+    collate_fn: Callable[[Any], Any]
+    _iterable: bool
+
+    def __init__(self, dataset: _SizedMapDataset | IterableDataset, batch_size: int | None = 1,
+                 shuffle: bool | None = None, sampler: Sampler[int] | Iterable[int] | None = None,
+                 batch_sampler: Sampler[list[int]] | Iterable[Sequence[int]] | None = None, num_workers: int = 0,
+                 collate_fn: Callable[[Any], Any] | None = None, pin_memory: bool = False, drop_last: bool = False,
+                 timeout: float = 0, worker_init_fn: Callable[[int], None] | None = None,
+                 multiprocessing_context: object | None = None, generator: _random.Generator | None = None, *,
+                 prefetch_factor: int | None = None, persistent_workers: bool = False, pin_memory_device: str = "",
+                 in_order: bool = True) -> None:
         if not isinstance(num_workers, numbers.Integral) or num_workers < 0:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.")
         if timeout < 0:
@@ -185,7 +204,7 @@ class DataLoader:
         getitems = getattr(self.dataset, "__getitems__", None)
         return getitems(indices) if getitems is not None else [self.dataset[i] for i in indices]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         if self._iterable:
             yield from self._iter_stream()
         elif self.batch_sampler is None:

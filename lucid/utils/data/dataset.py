@@ -6,11 +6,28 @@ import bisect
 import math
 import numbers
 import warnings
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, cast
 
 from ... import _factory
 from ..._tensor import Tensor
 
+if TYPE_CHECKING:
+    from ..._backend import random as _random
+
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "random_split"]
+
+
+class _MapDataset(Protocol):
+    """What a map-style dataset is to a reader: ``dataset[i]`` (a Dataset, a list, a tensor...)."""
+
+    def __getitem__(self, index: int, /) -> Any: ...
+
+
+class _SizedMapDataset(_MapDataset, Protocol):
+    """A map-style dataset with a ``len()``, as samplers, ConcatDataset and random_split need."""
+
+    def __len__(self) -> int: ...
 
 
 class Dataset:
@@ -31,10 +48,10 @@ class Dataset:
     ([0, 1, 4, 9], 8)
     """
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int) -> Any:
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
 
-    def __add__(self, other) -> "ConcatDataset":
+    def __add__(self: _SizedMapDataset, other: _SizedMapDataset) -> ConcatDataset:
         return ConcatDataset([self, other])
 
 
@@ -51,10 +68,10 @@ class IterableDataset(Dataset):
     [[0, 1], [2, 3], [4]]
     """
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
 
-    def __add__(self, other):
+    def __add__(self, other: object) -> NoReturn:  # refused, as torch's
         raise TypeError("IterableDataset does not support concatenation with +; chain the iterators instead")
 
 
@@ -75,7 +92,7 @@ class TensorDataset(Dataset):
     (3, (tensor([2, 3]), tensor(1.5000)))
     """
 
-    def __init__(self, *tensors):
+    def __init__(self, *tensors: Tensor) -> None:
         for t in tensors:
             if not isinstance(t, Tensor):
                 raise TypeError(f"TensorDataset expects Tensors, got {type(t).__name__}")
@@ -83,7 +100,7 @@ class TensorDataset(Dataset):
             raise AssertionError("Size mismatch between tensors")
         self.tensors = tensors
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int) -> tuple[Tensor, ...]:
         return tuple(t[index] for t in self.tensors)
 
     def __len__(self) -> int:
@@ -101,16 +118,16 @@ class Subset(Dataset):
     (2, 13, [13, 10])
     """
 
-    def __init__(self, dataset, indices):
+    def __init__(self, dataset: _MapDataset, indices: Sequence[int]) -> None:
         self.dataset = dataset
         self.indices = indices
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int | list[int]) -> Any:
         if isinstance(index, list):
             return [self.dataset[self.indices[i]] for i in index]
         return self.dataset[self.indices[index]]
 
-    def __getitems__(self, indices):
+    def __getitems__(self, indices: Sequence[int]) -> list[Any]:
         return [self.dataset[self.indices[i]] for i in indices]
 
     def __len__(self) -> int:
@@ -128,7 +145,7 @@ class ConcatDataset(Dataset):
     (5, 3, 5)
     """
 
-    def __init__(self, datasets):
+    def __init__(self, datasets: Iterable[_SizedMapDataset]) -> None:
         self.datasets = list(datasets)
         if not self.datasets:
             raise AssertionError("datasets should not be an empty iterable")
@@ -144,7 +161,7 @@ class ConcatDataset(Dataset):
     def __len__(self) -> int:
         return self.cumulative_sizes[-1]
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int) -> Any:
         if index < 0:
             if -index > len(self):
                 raise ValueError("absolute value of index should not exceed dataset length")
@@ -154,7 +171,8 @@ class ConcatDataset(Dataset):
         return self.datasets[which][index - start]
 
 
-def random_split(dataset, lengths, generator=None):
+def random_split(dataset: _SizedMapDataset, lengths: Sequence[float],
+                 generator: _random.Generator | None = None) -> list[Subset]:
     """``dataset`` cut into non-overlapping random :class:`Subset` s of the given lengths.
 
     Parameters
@@ -178,7 +196,7 @@ def random_split(dataset, lengths, generator=None):
     total = len(dataset)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1 and not all(
             isinstance(n, numbers.Integral) for n in lengths):
-        sizes = []
+        sizes: list[int] = []
         for i, fraction in enumerate(lengths):
             if fraction < 0 or fraction > 1:
                 raise ValueError(f"Fraction at index {i} is not between 0 and 1")
@@ -192,9 +210,10 @@ def random_split(dataset, lengths, generator=None):
         lengths = sizes
     if sum(lengths) != total:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    order = _factory.randperm(sum(lengths), generator=generator).tolist()
+    counts = cast("Sequence[int]", lengths)  # ints from here: randperm refuses a float sum, as torch's
+    order = _factory.randperm(sum(counts), generator=generator).tolist()
     subsets, start = [], 0
-    for n in lengths:
+    for n in counts:
         subsets.append(Subset(dataset, order[start:start + n]))
         start += n
     return subsets

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterable, Iterator, Sequence, Sized
+from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
 from ... import _factory
 from ..._backend import random
 
+if TYPE_CHECKING:
+    from ..._tensor import Tensor
+
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
            "BatchSampler"]
 
+T_co = TypeVar("T_co", covariant=True)  # what a sampler yields: an index, or a batch of them
 
-class Sampler:
+
+class Sampler(Generic[T_co]):
     """The base of samplers: an iterable of indices (or of lists of indices, for a batch sampler).
 
     Examples
@@ -28,14 +35,14 @@ class Sampler:
     [2, 1, 0]
     """
 
-    def __init__(self, data_source=None):
+    def __init__(self, data_source: Sized | None = None) -> None:
         pass
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[T_co]:
         raise NotImplementedError
 
 
-class SequentialSampler(Sampler):
+class SequentialSampler(Sampler[int]):
     """``0, 1, ..., len(data_source) - 1``.
 
     Examples
@@ -45,10 +52,10 @@ class SequentialSampler(Sampler):
     [0, 1, 2]
     """
 
-    def __init__(self, data_source):
+    def __init__(self, data_source: Sized) -> None:
         self.data_source = data_source
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         return iter(range(len(self.data_source)))
 
     def __len__(self) -> int:
@@ -63,7 +70,7 @@ def _generator_for_epoch(generator):
     return random.Generator().manual_seed(seed)
 
 
-class RandomSampler(Sampler):
+class RandomSampler(Sampler[int]):
     """The indices in random order: a new permutation each pass, or draws with replacement.
 
     Parameters
@@ -84,7 +91,8 @@ class RandomSampler(Sampler):
     [0, 1, 2, 3, 4]
     """
 
-    def __init__(self, data_source, replacement: bool = False, num_samples=None, generator=None):
+    def __init__(self, data_source: Sized, replacement: bool = False, num_samples: int | None = None,
+                 generator: random.Generator | None = None) -> None:
         self.data_source = data_source
         self.replacement = replacement
         self._num_samples = num_samples
@@ -107,7 +115,7 @@ class RandomSampler(Sampler):
         """
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         n = len(self.data_source)
         generator = _generator_for_epoch(self.generator)
         if self.replacement:
@@ -123,7 +131,7 @@ class RandomSampler(Sampler):
         return self.num_samples
 
 
-class SubsetRandomSampler(Sampler):
+class SubsetRandomSampler(Sampler[int]):
     """The given ``indices`` in random order, a new permutation each pass.
 
     Examples
@@ -133,11 +141,11 @@ class SubsetRandomSampler(Sampler):
     [4, 7, 9]
     """
 
-    def __init__(self, indices, generator=None):
+    def __init__(self, indices: Sequence[int], generator: random.Generator | None = None) -> None:
         self.indices = indices
         self.generator = generator
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         for i in _factory.randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
@@ -145,7 +153,7 @@ class SubsetRandomSampler(Sampler):
         return len(self.indices)
 
 
-class WeightedRandomSampler(Sampler):
+class WeightedRandomSampler(Sampler[int]):
     """``num_samples`` indices drawn with probabilities proportional to ``weights``.
 
     Examples
@@ -155,7 +163,13 @@ class WeightedRandomSampler(Sampler):
     {1}
     """
 
-    def __init__(self, weights, num_samples, replacement: bool = True, generator=None):
+    weights: list[float]
+    num_samples: int
+    replacement: bool
+    generator: random.Generator | None
+
+    def __init__(self, weights: Sequence[float] | Tensor, num_samples: int, replacement: bool = True,
+                 generator: random.Generator | None = None) -> None:
         if not isinstance(num_samples, numbers.Integral) or isinstance(num_samples, bool) or num_samples <= 0:
             raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
         if not isinstance(replacement, bool):
@@ -170,14 +184,14 @@ class WeightedRandomSampler(Sampler):
         self.replacement = replacement
         self.generator = generator
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         yield from random.choice(self.weights, self.num_samples, self.replacement, self.generator)
 
     def __len__(self) -> int:
         return self.num_samples
 
 
-class BatchSampler(Sampler):
+class BatchSampler(Sampler[list[int]]):
     """Lists of ``batch_size`` indices from ``sampler`` (the last shorter, or dropped with ``drop_last``).
 
     Examples
@@ -189,7 +203,11 @@ class BatchSampler(Sampler):
     2
     """
 
-    def __init__(self, sampler, batch_size: int, drop_last: bool):
+    sampler: Sampler[int] | Iterable[int]
+    batch_size: int
+    drop_last: bool
+
+    def __init__(self, sampler: Sampler[int] | Iterable[int], batch_size: int, drop_last: bool) -> None:
         if not isinstance(batch_size, numbers.Integral) or isinstance(batch_size, bool) or batch_size <= 0:
             raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
         if not isinstance(drop_last, bool):
@@ -198,7 +216,7 @@ class BatchSampler(Sampler):
         self.batch_size = batch_size
         self.drop_last = drop_last
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[list[int]]:
         batch = []
         for index in self.sampler:
             batch.append(index)
@@ -209,5 +227,5 @@ class BatchSampler(Sampler):
             yield batch
 
     def __len__(self) -> int:
-        n = len(self.sampler)
+        n = len(cast("Sized", self.sampler))  # a BatchSampler has a len() where its sampler has one
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
