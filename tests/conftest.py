@@ -6,7 +6,7 @@
   backend shows in the summary instead of shrinking the device list silently); any test
   parametrised with the value "gpu" is treated the same way.
 - Under ``CI=true`` nothing may be skipped: a skipped test, a module skipped while it is
-  collected (a module-level ``pytest.importorskip``) and a missing MLX, torch or Sphinx
+  collected (a module-level ``pytest.importorskip``) and a missing MLX, torch, Sphinx or mypy
   all fail the run.
 - Under ``CI=true`` hypothesis runs derandomised with its example database off (profile
   "ci"), so a red CI run is reproduced by running it again; elsewhere it explores with
@@ -35,7 +35,7 @@ settings.load_profile("ci" if CI else "dev")
 def _missing_under_ci() -> list:
     """What CI must have and this interpreter lacks."""
     missing = [] if GPU else ["MLX (the gpu device)"]
-    missing += [name for name in ("torch", "sphinx") if importlib.util.find_spec(name) is None]
+    missing += [name for name in ("torch", "sphinx", "mypy") if importlib.util.find_spec(name) is None]
     return missing
 
 
@@ -75,7 +75,7 @@ def _fail_skip_under_ci(report, what):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """Under CI=true a skipped test fails: CI installs torch, MLX and Sphinx, so a skip there
+    """Under CI=true a skipped test fails: CI installs torch, MLX, Sphinx and mypy, so a skip there
     means a check silently did not run."""
     outcome = yield
     _fail_skip_under_ci(outcome.get_result(), "test")

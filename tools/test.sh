@@ -8,7 +8,7 @@
 # Environment:
 #   LUCID_VENV   the virtual environment to create or reuse (default: .venv-test)
 #   PYTHON       the interpreter that creates it (default: python3)
-#   CI=true      also require the MLX ("gpu") backend, torch and Sphinx to be importable,
+#   CI=true      also require the MLX ("gpu") backend, torch, Sphinx and mypy to be importable,
 #                so that a missing one fails the run instead of skipping tests.
 #
 # Run as root with apt-get at hand, it also installs Debian's chromium for the docs' browser
@@ -40,9 +40,9 @@ echo "== pip install -e \".[test]\""
 "$py" -m pip install --quiet -e ".[test]"
 
 if [ "${CI:-}" = "true" ]; then
-    echo "== CI: checking that the MLX backend, torch and Sphinx are present"
+    echo "== CI: checking that the MLX backend, torch, Sphinx and mypy are present"
     "$py" -c "import lucid; assert lucid.is_available('gpu'), 'MLX backend (gpu) is not available'"
-    "$py" -c "import torch, sphinx; print('torch', torch.__version__, '| sphinx', sphinx.__version__)"
+    "$py" -c "import torch, sphinx, mypy.version; print('torch', torch.__version__, '| sphinx', sphinx.__version__, '| mypy', mypy.version.__version__)"
 fi
 
 # The docs' browser test (tests/test_docs.py) opens the built site in Debian's headless
