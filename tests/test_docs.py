@@ -154,11 +154,13 @@ def test_sparse_adam_page_has_the_specified_shape(site):
     plain = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", text)))
     plain = plain[plain.index("class lucid.optim.SparseAdam("):]  # the page's content, after the navigation
     signature = re.search(r"SparseAdam\((.*?)\)\s*\[source\]", plain, re.S).group(1)
-    assert signature == (
-        "params: Iterable[Parameter] | Iterable[dict], lr: float = 0.001, betas: tuple[float, ...] = (0.9, 0.999), "
-        "eps: float = 1e-08, maximize: bool = False")
+    assert signature == (  # the code's annotations, lucid.optim.optimizer.ParamsT written out
+        "params: Iterable[Tensor] | Iterable[tuple[str, Tensor]] | Iterable[dict[str, Any]], "
+        "lr: float | Tensor | Schedule = 0.001, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-08, "
+        "maximize: bool = False")
     order = ["Lazy Adam for gradients that touch a few rows", r"\begin{aligned}", "Parameters", "Attributes",
-             "Notes", "Examples", "Constructors", "__init__", "Instance methods", "step(closure: Callable | None = None)"]
+             "Notes", "Examples", "Constructors", "__init__", "Instance methods",
+             "step(closure: Callable[[], Tensor] | None = None)"]
     positions = [plain.find(marker) for marker in order]
     assert -1 not in positions and positions == sorted(positions), dict(zip(order, positions))
     assert "→ Tensor | None" in plain  # step's return type, from its Returns section

@@ -313,6 +313,7 @@ def typed_signature(app, what, name, obj, options, signature, return_annotation)
         text = parameter.name
         ann = parameter.annotation
         ann = ann if isinstance(ann, str) else (inspect.formatannotation(ann) if ann is not parameter.empty else None)
+        ann = _builtin_names(ann)
         ann = ann or (annotation(types[parameter.name]) if parameter.name in types else None)
         if ann and parameter.default is None and not ann.endswith("None"):
             ann += " | None"
@@ -328,12 +329,29 @@ def typed_signature(app, what, name, obj, options, signature, return_annotation)
         result = "None"
     else:
         ret = sig.return_annotation
-        result = ret if isinstance(ret, str) else None
+        result = _builtin_names(ret) if isinstance(ret, str) else None
         result = result or (annotation(returns) if returns else None)
     try:
         return _render(rendered, result), result
     except SyntaxError:
         return None
+
+
+# type aliases of the code's annotations, shown as what they stand for: (module, name)
+TYPE_ALIASES = {"ParamsT": ("lucid.optim.optimizer", "ParamsT")}
+
+
+def _builtin_names(annotation: str | None) -> str | None:
+    """``builtins.float`` as ``float`` (Tensor's methods spell the builtins so, beside its
+    float()), and a type alias (``ParamsT``) as the union it names."""
+    if not annotation:
+        return annotation
+    for alias, (module, name) in TYPE_ALIASES.items():
+        if re.search(rf"\b{alias}\b", annotation):
+            value = getattr(importlib.import_module(module), name)
+            text = re.sub(r"\b(?:\w+\.)+(\w+)", r"\1", str(value))  # collections.abc.Iterable -> Iterable
+            annotation = re.sub(rf"\b{alias}\b", text, annotation)
+    return annotation.replace("builtins.", "")
 
 
 def _default(value) -> str:
