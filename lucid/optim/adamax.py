@@ -89,9 +89,9 @@ class Adamax(Optimizer):
     """
 
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 2e-3,
-                 betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0, foreach: bool | None = None, *, maximize: bool = False,
-                 differentiable: bool = False, capturable: bool = False) -> None:
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0,
+                 foreach: bool | None = None, *, maximize: bool = False, differentiable: bool = False,
+                 capturable: bool = False) -> None:
         _checks.implementation_flags(foreach, None, differentiable)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, capturable=capturable)

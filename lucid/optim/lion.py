@@ -86,9 +86,8 @@ class Lion(Optimizer):
     tensor([ 0.02, -0.04,  0.01])
     """
 
-    def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-4,
-                 betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.99), weight_decay: float = 0.0, *,
-                 maximize: bool = False) -> None:
+    def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-4, betas: tuple[float, float] = (0.9, 0.99),
+                 weight_decay: float = 0.0, *, maximize: bool = False) -> None:
         defaults = dict(lr=lr, betas=tuple(betas), weight_decay=weight_decay, maximize=maximize)
         super().__init__(params, defaults)
 

@@ -145,10 +145,9 @@ class NAdam(_AdamLike):
     _float32_state = frozenset({"mu_product"})
 
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 2e-3,
-                 betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0, momentum_decay: float = 4e-3, decoupled_weight_decay: bool = False, *,
-                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
-                 differentiable: bool = False) -> None:
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0,
+                 momentum_decay: float = 4e-3, decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False, differentiable: bool = False) -> None:
         _checks.implementation_flags(foreach, None, differentiable)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                         momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
@@ -258,9 +257,9 @@ class RAdam(_AdamLike):
     """
 
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-3,
-                 betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0, decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
-                 maximize: bool = False, capturable: bool = False, differentiable: bool = False) -> None:
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0,
+                 decoupled_weight_decay: bool = False, *, foreach: bool | None = None, maximize: bool = False,
+                 capturable: bool = False, differentiable: bool = False) -> None:
         _checks.implementation_flags(foreach, None, differentiable)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, maximize=maximize,
                         foreach=foreach, capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,

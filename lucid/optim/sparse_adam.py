@@ -120,8 +120,7 @@ class SparseAdam(Optimizer):
     _sparse_grads = True
 
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-3,
-                 betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999), eps: float = 1e-8,
-                 maximize: bool = False) -> None:
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, maximize: bool = False) -> None:
         """Initialise the SparseAdam. See the class docstring for parameter semantics."""
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, maximize=maximize))
 
