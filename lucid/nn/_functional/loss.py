@@ -10,6 +10,7 @@ import lucid
 
 from ..._ops import loss as _loss
 from ..._ops.broadcast import broadcast_shapes
+from ..._ops.precision import in_working_precision
 from .checks import check_reduction, legacy_reduction, require_tensor, same_device, warn_if_broadcast
 from .checks import reduce as apply_reduction  # torch's parameter ``reduce`` takes the short name
 
@@ -39,6 +40,7 @@ def _weighted(losses, weight, input, reduction: str, mean_over_weight: bool = Tr
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
+@in_working_precision("MseLossBackward")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """The squared error ``(input - target) ** 2``, reduced.
 
@@ -73,6 +75,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return apply_reduction(diff * diff, reduction)
 
 
+@in_working_precision("L1LossBackward")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """The absolute error ``|input - target|``, reduced; its gradient at 0 is 0, as torch's.
 
@@ -109,6 +112,7 @@ def _quadratic_then_linear(diff, threshold: float, scale_quadratic: bool):
     return lucid.where(z < threshold, 0.5 * z * z, threshold * (z - 0.5 * threshold))  # Huber
 
 
+@in_working_precision("SmoothL1LossBackward")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """``0.5 z**2 / beta`` where ``z = |input - target| < beta``, else ``z - 0.5 beta``, reduced.
 
@@ -145,6 +149,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return apply_reduction(_quadratic_then_linear(input - target, beta, scale_quadratic=True), reduction)
 
 
+@in_working_precision("HuberLossBackward")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """``0.5 z**2`` where ``z = |input - target| < delta``, else ``delta (z - 0.5 delta)``, reduced.
 
@@ -198,6 +203,7 @@ def _binary_weight(weight, input):
     return weight.detach().to(input.dtype)
 
 
+@in_working_precision("BinaryCrossEntropyBackward")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """``-w (y log x + (1 - y) log(1 - x))`` for probabilities ``input``, reduced.
 
@@ -248,6 +254,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return apply_reduction(losses, reduction)
 
 
+@in_working_precision("BinaryCrossEntropyWithLogitsBackward")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """:func:`binary_cross_entropy` of ``sigmoid(input)``, computed stably from the logits.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 
 import lucid
+from lucid._ops.precision import widened
 
 from .checks import check_dropout_probability, refuse_inplace, require_tensor, same_device
 
@@ -105,6 +106,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
             )
     same_device(input, weight, bias)
     dims = tuple(range(input.ndim - k, input.ndim))
+    (input, weight, bias), narrow = widened(input, weight, bias, name="NativeLayerNormBackward")
     mean = input.mean(dim=dims, keepdim=True)
     centred = input - mean
     variance = (centred * centred).mean(dim=dims, keepdim=True)
@@ -113,7 +115,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
         out = out * weight
     if bias is not None:
         out = out + bias
-    return out
+    return narrow(out)
 
 
 def check_batch_statistics(input) -> None:
@@ -172,6 +174,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     dims = (0,) + tuple(range(2, input.ndim))
     count = input.numel() // channels if channels else 0
     shape = (1, channels) + (1,) * (input.ndim - 2)
+    # the running statistics stay as they are
+    (input, weight, bias), narrow = widened(input, weight, bias, name="NativeBatchNormBackward")
     if training:
         check_batch_statistics(input)
         mean = input.mean(dim=dims, keepdim=True)
@@ -193,4 +197,4 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         out = out * weight.reshape(shape)
     if bias is not None:
         out = out + bias.reshape(shape)
-    return out
+    return narrow(out)
