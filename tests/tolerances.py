@@ -157,3 +157,49 @@ def ulps_ceiling(device: str, dtype: str, op: str, gradient: bool) -> float:
     if dtype == "float16":
         return GPU_FLOAT16
     return GPU_FLOAT32[op][1 if gradient else 0]
+
+
+# --- float32 and float16 results of a computation against torch's (the audit's judge) ---------
+# A float32 result is never held to torch's float32 result at a fixed tolerance: both are
+# compared with the float64 truth of the same computation (torch's, or lucid's, run in float64
+# on the same float32 values), and torch's error is the ceiling of lucid's. Errors are counted
+# normwise, in ulps of the tensor's largest true magnitude, as an element of a sum (a matmul,
+# a gradient over a batch, a trajectory) can cancel to any small number that no float32
+# algorithm gets to a relative ulp: lucid's error is at most FACTOR times torch's, or FLOOR
+# ulps where torch's is smaller, per dtype (FACTOR, FLOOR).
+JUDGED = {
+    "float32": (2.0, 4.0),
+    "float16": (2.0, 2.0),
+}
+
+
+def normwise_ulps(actual, truth, dtype: str) -> float:
+    """``max|actual - truth|`` in ulps of ``dtype`` at ``max|truth|`` (inf where their NaNs or
+    infinities differ)."""
+    import numpy as np
+
+    from ulps import ulp
+
+    actual, truth = np.broadcast_arrays(np.asarray(actual, dtype=np.float64), np.asarray(truth, dtype=np.float64))
+    if actual.size == 0:
+        return 0.0
+    finite = np.isfinite(truth)
+    if not np.array_equal(np.isfinite(actual), finite) or not np.array_equal(actual[~finite], truth[~finite], equal_nan=True):
+        return float("inf")
+    if not finite.any():
+        return 0.0
+    scale = float(np.max(np.abs(truth[finite])))
+    return float(np.max(np.abs(actual[finite] - truth[finite])) / ulp(scale, dtype))
+
+
+def judge(actual, reference, truth, dtype: str, table=JUDGED, what: str = "") -> None:
+    """Assert that ``actual`` (lucid's float32 or float16 result) is no further from ``truth``
+    (float64) than ``reference`` (torch's result of the same computation) allows: see JUDGED.
+    float64 results are held to ``truth`` at PARITY's float64 tolerance instead."""
+    if dtype == "float64":
+        close(actual, truth, "float64")
+        return
+    factor, floor = table[dtype]
+    mine, theirs = normwise_ulps(actual, truth, dtype), normwise_ulps(reference, truth, dtype)
+    bound = max(factor * theirs, floor)
+    assert mine <= bound, f"{what}: lucid's {dtype} error {mine:.3g} ulps > {bound:.3g} (torch's {theirs:.3g})"
