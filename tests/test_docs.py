@@ -15,7 +15,9 @@ them. The doctest builder runs only the explicit ``.. doctest::`` blocks of the 
 from __future__ import annotations
 
 import html
+import os
 import re
+import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
@@ -43,8 +45,20 @@ def _build(builder: str, out_dir: Path, *options: str) -> int:
     return build_main([*options, "-b", builder, "-q", str(DOCS), str(out_dir)])
 
 
+def _files(folder: Path) -> dict:
+    """Every file (-> its mtime) and folder (-> None) under ``folder``, but the build's own
+    (``_build``, Python's ``__pycache__``)."""
+    return {str(p.relative_to(folder)): None if p.is_dir() else p.stat().st_mtime_ns for p in folder.rglob("*")
+            if not {"_build", "__pycache__"} & set(p.relative_to(folder).parts)}
+
+
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
+def docs_before_the_build() -> dict:
+    return _files(DOCS)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, docs_before_the_build) -> Path:
     """The HTML site, built once with warnings as errors."""
     pytest.importorskip("sphinx")
     out = tmp_path_factory.mktemp("docs") / "html"
@@ -83,6 +97,17 @@ def _parse(page: Path) -> _Tags:
 # --- the built files -------------------------------------------------------------------------
 def test_html_builds_without_warnings(site):
     assert (site / "index.html").is_file() and (site / "api" / "index.html").is_file()
+
+
+def test_the_build_writes_nothing_into_docs(site, docs_before_the_build):
+    """Generated pages, figures and the gallery live in the build's folder (docs/_ext/staged_sources.py):
+    none is left in docs/ for a later build to pass on."""
+    after = _files(DOCS)
+    changed = sorted(name for name in after.keys() | docs_before_the_build.keys()
+                     if after.get(name, "absent") != docs_before_the_build.get(name, "absent"))
+    assert not changed, f"the build wrote into docs/: {changed}"
+    staged = site / ".doctrees" / "sources"
+    assert (staged / "gallery" / "word2vec.rst").is_file() and (staged / "api" / "index.rst").is_file()
 
 
 def test_every_public_object_has_a_page(site):
@@ -204,6 +229,58 @@ def test_gallery_shows_the_examples_with_output_and_plots(site):
     assert "test accuracy" in (site / "gallery" / "train_embedding.html").read_text(encoding="utf-8")
     for script in (DOCS.parent / "examples").glob("*.py"):  # every example, with what it printed
         assert "sphx-glr-script-out" in (site / "gallery" / f"{script.stem}.html").read_text(encoding="utf-8"), script
+
+
+# --- the gallery's mechanics, on a small project of their own --------------------------------
+_PROJECT_CONF = """\
+import os, sys
+sys.path.insert(0, {ext!r})
+extensions = ["sphinx_gallery.gen_gallery", "staged_sources"]
+exclude_patterns = ["_build", "gallery/*.ipynb", "gallery/*.py", "gallery/*.zip"]
+sphinx_gallery_conf = {{
+    "examples_dirs": os.path.join(os.path.dirname(__file__), "..", "examples"),
+    "gallery_dirs": "gallery",
+    "filename_pattern": r".*\\.py$",
+    "run_stale_examples": True,
+    "download_all_examples": False,
+    "write_computation_times": False,
+}}
+"""
+_EXAMPLES = {
+    "GALLERY_HEADER.rst": "Examples\n========\n",
+    "fine.py": '"""\nFine\n====\n\nRuns anywhere.\n"""\n\nwith open("runs.txt", "a") as runs:\n'
+               '    runs.write("ran\\n")\nprint("fine ran")\n',
+}
+_BUILD = ("import sys\nfrom sphinx.cmd.build import main\n"
+          "sys.exit(main(['-W', '--keep-going', '-b', 'html', 'docs', 'docs/_build/html']))\n")
+
+
+def _project(root: Path, **extra) -> Path:
+    (root / "docs").mkdir(parents=True)
+    (root / "examples").mkdir()
+    (root / "docs" / "conf.py").write_text(_PROJECT_CONF.format(ext=str(DOCS / "_ext")))
+    (root / "docs" / "index.rst").write_text("Project\n=======\n\n.. toctree::\n\n   gallery/index\n")
+    for name, text in {**_EXAMPLES, **extra}.items():
+        (root / "examples" / name).write_text(text)
+    return root
+
+
+def _build_project(root: Path) -> tuple:
+    """sphinx-build's exit status and output."""
+    done = subprocess.run([sys.executable, "-c", _BUILD], cwd=root, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(DOCS.parent)})
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_every_build_runs_every_example_and_writes_nothing_into_docs(tmp_path):
+    pytest.importorskip("sphinx_gallery")
+    root = _project(tmp_path)
+    for _ in range(2):
+        status, output = _build_project(root)
+        assert status == 0, output
+    assert (root / "examples" / "runs.txt").read_text() == "ran\nran\n"  # the second build ran it again
+    assert sorted(p.name for p in (root / "docs").iterdir()) == ["_build", "conf.py", "index.rst"]
+    assert "previously run" not in output or "excluding 0 files that had previously been run" in output
 
 
 # --- in a browser ------------------------------------------------------------------------------
