@@ -20,6 +20,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -109,6 +110,21 @@ def test_the_build_writes_nothing_into_docs(site, docs_before_the_build):
     assert not changed, f"the build wrote into docs/: {changed}"
     staged = site / ".doctrees" / "sources"
     assert (staged / "gallery" / "word2vec.rst").is_file() and (staged / "api" / "index.rst").is_file()
+
+
+def test_no_page_shows_a_path_of_the_build_machine(site):
+    """No built page holds the build's folders, the repository's, the temporary folder or the home folder."""
+    folders = [site, site / ".doctrees" / "sources", DOCS, DOCS.parent, Path(tempfile.gettempdir()),
+               Path(os.path.expanduser("~"))]
+    needles = sorted({str(p) for f in folders for p in (f, f.resolve()) if len(p.parts) > 1}, key=len, reverse=True)
+    found = []
+    for page in site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        for needle in needles:
+            at = text.find(needle)
+            if at >= 0:
+                found.append(f"{page.relative_to(site)}: {needle!r} in {text[max(0, at - 60):at + 80]!r}")
+    assert not found, "\n".join(found[:20])
 
 
 def test_every_public_object_has_a_page(site):
@@ -226,7 +242,7 @@ def test_gallery_shows_the_examples_with_output_and_plots(site):
     import gallery_examples
 
     page = (site / "gallery" / "word2vec.html").read_text(encoding="utf-8")
-    assert re.search(r"file: \w+, \w+", page) and "loss curve:" in page  # the demo's printed output
+    assert re.search(r"file: \w+, \w+", page) and "loss curve: drawn" in page  # the demo's printed output
     assert re.search(r'<img[^>]+src="../_images/sphx_glr_word2vec_001\.png"', page)
     assert (site / "_images" / "sphx_glr_word2vec_001.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "test accuracy" in (site / "gallery" / "train_embedding.html").read_text(encoding="utf-8")
