@@ -9,7 +9,7 @@
   collected (a module-level ``pytest.importorskip``) and a missing MLX, torch or Sphinx
   all fail the run.
 - A ``-k`` run leaves out the docs' tests (``tests/test_docs.py``: they build the whole site,
-  about 40 s) unless the expression names them: their module (``-k docs``, ``-k test_docs``)
+  about a minute) unless the expression names them: their module (``-k docs``, ``-k test_docs``)
   or a test by its name, whole or its start (``-k test_html_builds``); naming the file
   (``pytest tests/test_docs.py -k ...``) runs them too. A word that merely occurs in one of
   their names (``-k adam`` and ``test_sparse_adam_page_...``) does not, and a line after
@@ -98,8 +98,9 @@ def pytest_report_collectionfinish(config):
     """The line saying that the docs' tests were left out, and how to run them."""
     if hasattr(config, _DESELECTED_DOCS):
         expression, count = getattr(config, _DESELECTED_DOCS)
-        return (f"tests/test_docs.py: {count} selected by -k {expression!r} left out (they build the "
-                f"documentation, about 40 s): name them to run them, e.g. -k '({expression}) or docs', "
+        wider = f"({expression})" if " " in expression else expression
+        return (f"tests/test_docs.py: left out the {count} tests that -k {expression!r} selects (they build "
+                f"the documentation, about a minute): to run them, name them (-k '{wider} or docs') "
                 f"or give the file")
     return []
 

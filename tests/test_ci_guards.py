@@ -53,7 +53,7 @@ def _collected(*args) -> tuple:
     ("adam and test_sparse_adam_page", True),
 ])
 def test_a_k_run_builds_the_docs_only_when_it_names_their_tests(expression, docs_run):
-    """The docs' tests build the whole site (about 40 s): a ``-k`` run leaves them out unless the
+    """The docs' tests build the whole site (about a minute): a ``-k`` run leaves them out unless the
     expression names them, and says so (tests/conftest.py)."""
     ids, out = _collected("-k", expression)
     docs = [i for i in ids if i.startswith("tests/test_docs.py::")]
