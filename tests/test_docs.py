@@ -1,12 +1,17 @@
 """The documentation site, as a reader sees it.
 
 The site is built once (``sphinx-build -W``: a warning fails it), then checked as built
-files (an API page for every public object, in the specification page's shape; no page
-or stylesheet loads anything from the network; every internal link lands on a page and an
-anchor that exist) and in a real headless Chromium (``tests/chromium.py``): formulas on the
-SparseAdam and Adam pages are typeset by the MathJax shipped in the build, no page asks for
-a network resource, code blocks scroll, examples have a copy button. ``tools/test.sh``
-installs Debian's ``chromium`` when it is missing and it runs as root.
+files (nothing written into docs/; an API page for every public object, in the
+specification page's shape; no page shows a path of the build machine or loads anything
+from the network; every internal link lands on a page and an anchor that exist) and in a
+real headless Chromium (``tests/chromium.py``): formulas on the SparseAdam and Adam pages
+are typeset by the MathJax shipped in the build, no page asks for a network resource, code
+blocks scroll, examples have a copy button. ``tools/test.sh`` installs Debian's
+``chromium`` when it is missing and it runs as root. The gallery's own
+mechanics (an example that needs MLX where MLX is missing, a failing example, a second
+build) are checked on a small project of their own, built in a subprocess.
+
+A ``-k`` run leaves these tests out unless it names them (tests/conftest.py).
 
 Docstring examples are not run here: pytest's ``--doctest-modules`` (pyproject.toml) runs
 them. The doctest builder runs only the explicit ``.. doctest::`` blocks of the pages.
