@@ -1,12 +1,13 @@
 """Sphinx extension: an API page for every public object of lucid, generated from ``__all__``.
 
 At ``builder-inited`` it finds lucid's public modules (see :func:`public_modules`) and writes
-``docs/api/`` afresh: an index, one page per module (its docstring, then tables of its
-classes, functions and data), and one page per object, in the shape of the SparseAdam
-specification page: the typed signature, the docstring (summary, math, Parameters,
-Attributes, Notes, Examples), then *Constructors* and *Instance methods*, each with its own
-signature, and a link to the source. A module another change adds (``lucid.utils.data``,
-``lucid.nn.init``, ...) or a name added to an ``__all__`` gets its page with no edit here.
+``api/`` afresh in the build's source folder (not docs/: docs/_ext/staged_sources.py): an
+index, one page per module (its docstring, then tables of its classes, functions and data),
+and one page per object, in the shape of the SparseAdam specification page: the typed
+signature, the docstring (summary, math, Parameters, Attributes, Notes, Examples), then
+*Constructors* and *Instance methods*, each with its own signature, and a link to the source.
+A module another change adds (``lucid.utils.data``, ``lucid.nn.init``, ...) or a name added
+to an ``__all__`` gets its page with no edit here.
 
 Two autodoc hooks complete the pages: signatures are typed, from the code's annotations or
 else from the numpydoc ``Parameters``/``Returns`` types (:func:`typed_signature`); and a
@@ -24,7 +25,7 @@ import re
 
 PACKAGE = "lucid"
 OUT = "api"
-# Figures drawn at build time, shown on an object's page: fullname -> path from docs/.
+# Figures drawn at build time, shown on an object's page: fullname -> path from the source folder.
 FIGURES: dict[str, str] = {}
 
 
@@ -164,7 +165,7 @@ def module_page(module, objects: list, submodules: list) -> str:
 
 
 def pages() -> dict:
-    """Every API page: path under docs/ without ``.rst`` -> text."""
+    """Every API page: path in the source folder without ``.rst`` -> text."""
     modules = public_modules()
     documented = {}
     plan = []
