@@ -13,7 +13,9 @@ a learning rate given as a schedule value. At the end it prints the nearest neig
 few words and writes the loss curve to a PNG.
 
 Usage: ``python examples/word2vec.py [--device cpu|gpu] [--steps 1500] [--plot PATH]``
-(it needs the ``demo`` extra, ``pip install '.[demo]'``, for tqdm and matplotlib).
+(it needs the ``demo`` extra, ``pip install '.[demo]'``, for tqdm and matplotlib). In a
+terminal the progress is tqdm's bar; in a log or a pipe, one plain line every tenth of the
+run.
 """
 
 from __future__ import annotations
@@ -119,6 +121,7 @@ def nearest(weight, vocab, word, k=6):
 
 
 def plot_loss(losses, path):
+    """Draw the loss of every step and its running mean; write the figure to ``path`` unless it is ''."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -132,17 +135,77 @@ def plot_loss(losses, path):
     axes.plot(smooth, color="C0", label=f"mean of {window} steps")
     axes.set(xlabel="step", ylabel="loss", title="skip-gram with negative sampling, SparseAdam")
     axes.legend()
-    figure.savefig(path, dpi=120)  # left open: the docs' gallery shows the open figures
+    if path:
+        figure.savefig(path, dpi=120)
+    # left open: the docs' gallery shows the open figures
+
+
+class Progress:
+    """The training's progress on stderr: tqdm's bar in a terminal, else a plain line per tenth.
+
+    Outside a terminal (a log, a pipe, CI, the docs' gallery) a bar redrawn with carriage
+    returns piles up on one line; there each update is a whole line, ``lines`` of them in all.
+    """
+
+    def __init__(self, steps, desc, lines=10):
+        self.steps, self.desc = steps, desc
+        self.every = max(1, math.ceil(steps / lines))
+        self.started = time.perf_counter()
+        self.bar = None
+        if sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=steps, desc=desc, unit="step", mininterval=0.1)
+
+    def update(self, step, losses):
+        """Step ``step`` (counted from 0) is done; ``losses`` holds the loss of every step so far."""
+        done = step + 1
+        elapsed = max(time.perf_counter() - self.started, 1e-9)
+        if self.bar is not None:
+            if step % 20 == 0 or done == self.steps:
+                recent = losses[-20:]
+                self.bar.set_postfix({"loss": f"{sum(recent) / len(recent):.3f}",
+                                      "tokens/s": f"{done * BATCH / elapsed:,.0f}"}, refresh=False)
+            self.bar.update(1)
+        elif done % self.every == 0 or done == self.steps:
+            recent = losses[-self.every:]
+            print(f"{self.desc}: {done}/{self.steps} steps, loss={sum(recent) / len(recent):.3f}, "
+                  f"tokens/s={done * BATCH / elapsed:,.0f}, {elapsed:.1f} s", file=sys.stderr, flush=True)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def at_least_one(text):
+    """argparse's type for ``--steps``: a whole number, 1 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def parse_args(argv=None):
+    """The command line, checked: a value that makes no sense is a usage error (exit status 2)."""
+    parser = argparse.ArgumentParser(description="Word embeddings learned from the standard library's docstrings.")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "gpu"])
+    parser.add_argument("--steps", type=at_least_one, default=1500, help="training steps, 1 or more")
+    parser.add_argument("--plot", default="word2vec_loss.png",
+                        help="where to write the loss curve, a PNG ('' draws it without writing a file)")
+    args = parser.parse_args(argv)
+    if args.device == "gpu" and not lucid.is_available("gpu"):
+        parser.error("--device gpu needs MLX, which is not installed: pip install '.[mlx]'")
+    folder = os.path.dirname(os.path.abspath(args.plot)) if args.plot else ""
+    if folder and not os.path.isdir(folder):
+        parser.error(f"--plot: there is no folder {folder!r} to write the loss curve into")
+    return args
 
 
 def main():
-    from tqdm import tqdm
-
-    parser = argparse.ArgumentParser(description="Word embeddings learned from the standard library's docstrings.")
-    parser.add_argument("--device", default="cpu", choices=["cpu", "gpu"])
-    parser.add_argument("--steps", type=int, default=1500)
-    parser.add_argument("--plot", default="word2vec_loss.png", help="where to write the loss curve")
-    args = parser.parse_args()
+    args = parse_args()
 
     started = time.perf_counter()
     lucid.manual_seed(0)
@@ -156,28 +219,26 @@ def main():
     model = SkipGram(len(vocab), DIM).to(args.device)
     optimizer = optim.SparseAdam(model.parameters(), lr=cosine(0.05, args.steps, end=0.005))
     losses, data = [], batches(ids, keep, table, args.device)
-    # redrawn in place on a terminal; in a log (CI, the docs' gallery) one line every 10 s
-    refresh = 0.1 if sys.stderr.isatty() else 10.0
-    with tqdm(range(args.steps), desc=f"training on {args.device}", unit="step", mininterval=refresh) as bar:
-        for step in bar:
+    progress = Progress(args.steps, f"training on {args.device}")
+    try:
+        for step in range(args.steps):
             centre, targets = next(data)
             optimizer.zero_grad()
             loss = model(centre, targets, signs)
             loss.backward()
             optimizer.step()
             losses.append(loss.item())
-            if step % 20 == 0 or step == args.steps - 1:
-                elapsed = bar.format_dict["elapsed"] or float("inf")
-                recent = losses[-20:]
-                bar.set_postfix({"loss": f"{sum(recent) / len(recent):.3f}",
-                                 "tokens/s": f"{(step + 1) * BATCH / elapsed:,.0f}"}, refresh=False)
+            progress.update(step, losses)
+    finally:
+        progress.close()
 
     weight = model.centre.weight.detach()
     for word in QUERIES:
         print(f"{word}: {', '.join(nearest(weight, vocab, word))}")
     plot_loss(losses, args.plot)
+    where = os.path.abspath(args.plot) if args.plot else "drawn, no file written"
     print(f"loss {losses[0]:.3f} -> {sum(losses[-50:]) / len(losses[-50:]):.3f}; "
-          f"loss curve: {os.path.abspath(args.plot)} ({time.perf_counter() - started:.0f} s in all)")
+          f"loss curve: {where} ({time.perf_counter() - started:.0f} s in all)")
 
 
 if __name__ == "__main__":

@@ -20,9 +20,9 @@ from ._backend.random import Generator
 from ._device import device
 from ._dtype import bool_ as bool  # noqa: A001 - torch's name
 from ._dtype import dtype, finfo, float16, float32, float64, int32, int64
-from ._factory import (arange, empty, empty_like, eye, from_numpy, full, full_like, initial_seed, linspace,
-                       manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm, seed,
-                       tensor, zeros, zeros_like)
+from ._factory import (arange, empty, empty_like, eye, from_numpy, full, full_like, get_rng_state, initial_seed,
+                       linspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm,
+                       seed, set_rng_state, tensor, zeros, zeros_like)
 from ._ops import methods as _methods  # noqa: F401 - attaches the ops to Tensor
 from ._ops.elementwise import (abs, add, ceil, clamp, cos, div, erf, exp, expm1, floor, floor_divide, isfinite, log,
                                log1p, matmul, maximum, minimum, mul, neg, pow, relu, remainder, round, sigmoid, sign,
@@ -39,6 +39,7 @@ from ._tensor_types import BoolTensor, DoubleTensor, FloatTensor, HalfTensor, In
 from ._sparse import SparseTensor, sparse_coo_tensor
 
 from . import nn, optim, utils  # noqa: E402 - after the core they build on, as torch.nn and torch.optim
+from . import random  # noqa: E402 - torch.random's names for the generator's seed and state
 from .serialization import load, save  # noqa: E402 - checkpoints hold nn.Parameters
 
 # torch's other names for the dtypes
@@ -66,7 +67,7 @@ __all__ = [
     "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "BoolTensor",
     "tensor", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "empty", "empty_like", "eye",
     "randn", "rand", "randn_like", "rand_like", "randint", "randperm", "arange", "linspace", "from_numpy",
-    "manual_seed", "initial_seed", "seed",
+    "manual_seed", "initial_seed", "seed", "get_rng_state", "set_rng_state",
     "eval", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_available",
     "add", "sub", "mul", "div", "pow", "neg", "sign", "maximum", "minimum", "remainder", "floor_divide",
     "floor", "ceil", "round",

@@ -212,7 +212,7 @@ def initial_seed() -> int:
 
 
 def seed() -> int:
-    """Seed the default generator from fresh entropy and return the seed.
+    """Seed the default generator from fresh entropy and return the seed (a 64-bit number).
 
     Examples
     --------
@@ -221,6 +221,74 @@ def seed() -> int:
     True
     """
     return _random.default_generator.seed()
+
+
+def get_rng_state() -> Tensor:
+    """The default generator's whole state, as a tensor for :func:`set_rng_state`.
+
+    Save it in a checkpoint (:func:`lucid.save`) beside the model's and the optimizer's
+    state dicts, and a resumed run draws the same dropout masks and shuffled orders as an
+    uninterrupted one, on every device.
+
+    Returns
+    -------
+    Tensor
+        A new cpu tensor of 8 int64 words; drawing does not change it.
+
+    Notes
+    -----
+    torch returns a uint8 tensor (its Mersenne Twister's bytes). lucid has no uint8 dtype
+    and a generator of its own (NumPy's PCG64), so its state is 8 int64 words, each the
+    two's complement of an unsigned 64-bit word: a tag, the initial seed, PCG64's 128-bit
+    state and increment, and the 32-bit draw NumPy holds back. An int64 tensor round-trips
+    exactly through :func:`lucid.save` and :func:`lucid.load`. The state of one lucid is
+    not torch's, nor the other way round.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> _ = lucid.manual_seed(0)
+    >>> state = lucid.get_rng_state()
+    >>> a = lucid.randn(3)
+    >>> lucid.set_rng_state(state)
+    >>> bool((lucid.randn(3) == a).all()), state.dtype, state.shape
+    (True, lucid.int64, (8,))
+    """
+    return _random.default_generator.get_state()
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    """Restore the default generator to a state :func:`get_rng_state` gave.
+
+    The next draws (``randn``, ``rand``, ``randint``, ``randperm``, dropout, a shuffling
+    ``DataLoader`` without a generator of its own, ...) are the ones that followed that
+    state, on every device, and :func:`initial_seed` is the seed it came from.
+
+    Parameters
+    ----------
+    new_state : Tensor
+        The 8 int64 words of :func:`get_rng_state` or ``Generator.get_state()``, on any
+        device (a checkpoint loaded with ``map_location="gpu"`` is fine).
+
+    Raises
+    ------
+    TypeError
+        If ``new_state`` is not a Tensor, or not of dtype int64.
+    RuntimeError
+        If it does not hold 8 words, or they are not a lucid random state. The generator
+        is unchanged then.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> _ = lucid.manual_seed(7)
+    >>> state = lucid.get_rng_state()
+    >>> _ = lucid.manual_seed(8)
+    >>> lucid.set_rng_state(state)
+    >>> lucid.initial_seed()
+    7
+    """
+    _random.set_rng_state(new_state)
 
 
 def empty(*size: int | Sequence[int], dtype: _dtype.dtype | None = None, device: str = "cpu",

@@ -32,3 +32,42 @@ def test_a_skip_fails_under_ci_and_is_a_skip_elsewhere(tmp_path, source):
     assert code in (1, 2) and "skipped under CI=true" in out, out  # 2: a collection error
     code, out = _run(tmp_path, source, ci=False)
     assert code in (0, 5) and "skipped" in out, out  # 5: nothing left to run
+
+
+def _collected(*args) -> tuple:
+    """The test ids ``pytest --collect-only`` selects from the docs' tests and tests/test_distributed.py
+    (a directory given, not a file: as ``-k`` runs of the whole suite), and its output."""
+    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                           "tests", "--ignore-glob=tests/test_[!d]*", *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    ids = [line for line in done.stdout.splitlines() if "::" in line]
+    return ids, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("expression, docs_run", [
+    ("adam", False),  # matches test_sparse_adam_page_... and a browser test's parameter: not their name
+    ("not adam", False),
+    ("docs", True),
+    ("test_docs", True),
+    ("test_html_builds", True),  # the start of one test's name
+    ("adam and test_sparse_adam_page", True),
+])
+def test_a_k_run_builds_the_docs_only_when_it_names_their_tests(expression, docs_run):
+    """The docs' tests build the whole site (about a minute): a ``-k`` run leaves them out unless the
+    expression names them, and says so (tests/conftest.py)."""
+    ids, out = _collected("-k", expression)
+    docs = [i for i in ids if i.startswith("tests/test_docs.py::")]
+    assert bool(docs) == docs_run, out
+    assert ("tests/test_docs.py:" in out and "left out" in out) == (not docs_run), out
+
+
+def test_naming_the_docs_file_runs_its_tests_under_any_k():
+    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                           "tests/test_docs.py", "-k", "adam"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    ids = [line for line in done.stdout.splitlines() if line.startswith("tests/test_docs.py::")]
+    assert any("sparse_adam" in i for i in ids), done.stdout + done.stderr
+
+
+def test_a_run_without_k_collects_the_docs_tests():
+    ids, out = _collected()
+    assert any(i.startswith("tests/test_docs.py::") for i in ids) and "left out" not in out, out

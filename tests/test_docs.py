@@ -1,12 +1,17 @@
 """The documentation site, as a reader sees it.
 
 The site is built once (``sphinx-build -W``: a warning fails it), then checked as built
-files (an API page for every public object, in the specification page's shape; no page
-or stylesheet loads anything from the network; every internal link lands on a page and an
-anchor that exist) and in a real headless Chromium (``tests/chromium.py``): formulas on the
-SparseAdam and Adam pages are typeset by the MathJax shipped in the build, no page asks for
-a network resource, code blocks scroll, examples have a copy button. ``tools/test.sh``
-installs Debian's ``chromium`` when it is missing and it runs as root.
+files (nothing written into docs/; an API page for every public object, in the
+specification page's shape; no page shows a path of the build machine or loads anything
+from the network; every internal link lands on a page and an anchor that exist) and in a
+real headless Chromium (``tests/chromium.py``): formulas on the SparseAdam and Adam pages
+are typeset by the MathJax shipped in the build, no page asks for a network resource, code
+blocks scroll, examples have a copy button. ``tools/test.sh`` installs Debian's
+``chromium`` when it is missing and it runs as root. The gallery's own
+mechanics (an example that needs MLX where MLX is missing, a failing example, a second
+build) are checked on a small project of their own, built in a subprocess.
+
+A ``-k`` run leaves these tests out unless it names them (tests/conftest.py).
 
 Docstring examples are not run here: pytest's ``--doctest-modules`` (pyproject.toml) runs
 them. The doctest builder runs only the explicit ``.. doctest::`` blocks of the pages.
@@ -14,9 +19,13 @@ them. The doctest builder runs only the explicit ``.. doctest::`` blocks of the 
 
 from __future__ import annotations
 
+import ast
 import html
+import os
 import re
+import subprocess
 import sys
+import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -43,8 +52,20 @@ def _build(builder: str, out_dir: Path, *options: str) -> int:
     return build_main([*options, "-b", builder, "-q", str(DOCS), str(out_dir)])
 
 
+def _files(folder: Path) -> dict:
+    """Every file (-> its mtime) and folder (-> None) under ``folder``, but the build's own
+    (``_build``, Python's ``__pycache__``)."""
+    return {str(p.relative_to(folder)): None if p.is_dir() else p.stat().st_mtime_ns for p in folder.rglob("*")
+            if not {"_build", "__pycache__"} & set(p.relative_to(folder).parts)}
+
+
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
+def docs_before_the_build() -> dict:
+    return _files(DOCS)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, docs_before_the_build) -> Path:
     """The HTML site, built once with warnings as errors."""
     pytest.importorskip("sphinx")
     out = tmp_path_factory.mktemp("docs") / "html"
@@ -83,6 +104,32 @@ def _parse(page: Path) -> _Tags:
 # --- the built files -------------------------------------------------------------------------
 def test_html_builds_without_warnings(site):
     assert (site / "index.html").is_file() and (site / "api" / "index.html").is_file()
+
+
+def test_the_build_writes_nothing_into_docs(site, docs_before_the_build):
+    """Generated pages, figures and the gallery live in the build's folder (docs/_ext/staged_sources.py):
+    none is left in docs/ for a later build to pass on."""
+    after = _files(DOCS)
+    changed = sorted(name for name in after.keys() | docs_before_the_build.keys()
+                     if after.get(name, "absent") != docs_before_the_build.get(name, "absent"))
+    assert not changed, f"the build wrote into docs/: {changed}"
+    staged = site / ".doctrees" / "sources"
+    assert (staged / "gallery" / "word2vec.rst").is_file() and (staged / "api" / "index.rst").is_file()
+
+
+def test_no_page_shows_a_path_of_the_build_machine(site):
+    """No built page holds the build's folders, the repository's, the temporary folder or the home folder."""
+    folders = [site, site / ".doctrees" / "sources", DOCS, DOCS.parent, Path(tempfile.gettempdir()),
+               Path(os.path.expanduser("~"))]
+    needles = sorted({str(p) for f in folders for p in (f, f.resolve()) if len(p.parts) > 1}, key=len, reverse=True)
+    found = []
+    for page in site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        for needle in needles:
+            at = text.find(needle)
+            if at >= 0:
+                found.append(f"{page.relative_to(site)}: {needle!r} in {text[max(0, at - 60):at + 80]!r}")
+    assert not found, "\n".join(found[:20])
 
 
 def test_every_public_object_has_a_page(site):
@@ -199,13 +246,107 @@ def test_internal_links_resolve(site):
 
 
 def test_gallery_shows_the_examples_with_output_and_plots(site):
+    import gallery_examples
+
     page = (site / "gallery" / "word2vec.html").read_text(encoding="utf-8")
-    assert re.search(r"file: \w+, \w+", page) and "loss curve:" in page  # the demo's printed output
+    assert re.search(r"file: \w+, \w+", page) and "loss curve: drawn" in page  # the demo's printed output
     assert re.search(r'<img[^>]+src="../_images/sphx_glr_word2vec_001\.png"', page)
     assert (site / "_images" / "sphx_glr_word2vec_001.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "test accuracy" in (site / "gallery" / "train_embedding.html").read_text(encoding="utf-8")
+    note = html.escape(gallery_examples.NOTE.replace("``", ""), quote=False)
+    needs_mlx = ast.literal_eval(re.search(r"^gallery_needs_mlx = (.*)$", (DOCS / "conf.py").read_text(), re.M)[1])
     for script in (DOCS.parent / "examples").glob("*.py"):  # every example, with what it printed
-        assert "sphx-glr-script-out" in (site / "gallery" / f"{script.stem}.html").read_text(encoding="utf-8"), script
+        page = (site / "gallery" / f"{script.stem}.html").read_text(encoding="utf-8")
+        if gallery_examples.have_mlx():
+            assert "sphx-glr-script-out" in page and "it was not run for this build" not in page, script
+        else:  # the docs extra alone: those that need MLX show a note instead
+            needs = script.name in needs_mlx
+            assert ("sphx-glr-script-out" in page) != needs and (note in re.sub(r"<[^>]+>", "", page)) == needs, script
+
+
+# --- the gallery's mechanics, on a small project of their own --------------------------------
+_PROJECT_CONF = """\
+import os, sys
+sys.path.insert(0, {ext!r})
+extensions = ["sphinx_gallery.gen_gallery", "staged_sources", "gallery_examples"]
+exclude_patterns = ["_build", "gallery/*.ipynb", "gallery/*.py", "gallery/*.zip"]
+sphinx_gallery_conf = {{
+    "examples_dirs": os.path.join(os.path.dirname(__file__), "..", "examples"),
+    "gallery_dirs": "gallery",
+    "filename_pattern": r".*\\.py$",
+    "run_stale_examples": True,
+    "abort_on_example_error": False,
+    "only_warn_on_example_error": True,
+    "download_all_examples": False,
+    "write_computation_times": False,
+}}
+gallery_needs_mlx = ["needs_mlx.py"]
+"""
+_EXAMPLES = {
+    "GALLERY_HEADER.rst": "Examples\n========\n",
+    "fine.py": '"""\nFine\n====\n\nRuns anywhere.\n"""\n\nwith open("runs.txt", "a") as runs:\n'
+               '    runs.write("ran\\n")\nprint("fine ran")\n',
+    "needs_mlx.py": '"""\nNeeds MLX\n=========\n\nUses MLX.\n"""\n\nimport mlx.core\n\nprint("mlx ran")\n',
+}
+_BUILD = ("import sys\n{hide}from sphinx.cmd.build import main\n"
+          "sys.exit(main(['-W', '--keep-going', '-b', 'html', 'docs', 'docs/_build/html']))\n")
+
+
+def _project(root: Path, **extra) -> Path:
+    (root / "docs").mkdir(parents=True)
+    (root / "examples").mkdir()
+    (root / "docs" / "conf.py").write_text(_PROJECT_CONF.format(ext=str(DOCS / "_ext")))
+    (root / "docs" / "index.rst").write_text("Project\n=======\n\n.. toctree::\n\n   gallery/index\n")
+    for name, text in {**_EXAMPLES, **extra}.items():
+        (root / "examples" / name).write_text(text)
+    return root
+
+
+def _build_project(root: Path, mlx: bool) -> tuple:
+    """sphinx-build's exit status and output, in a process where MLX imports or, with ``mlx=False``, does not."""
+    hide = "" if mlx else "sys.modules['mlx'] = None  # as where MLX is not installed\n"
+    done = subprocess.run([sys.executable, "-c", _BUILD.format(hide=hide)], cwd=root, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(DOCS.parent)})
+    return done.returncode, done.stdout + done.stderr
+
+
+def _text(page: Path) -> str:
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8"))))
+
+
+def test_an_example_that_needs_mlx_shows_a_note_where_mlx_is_missing(tmp_path):
+    pytest.importorskip("sphinx_gallery")
+    import gallery_examples
+
+    root = _project(tmp_path)
+    status, output = _build_project(root, mlx=False)
+    assert status == 0, output
+    gallery = root / "docs" / "_build" / "html" / "gallery"
+    page = _text(gallery / "needs_mlx.html")
+    assert gallery_examples.NOTE.replace("``", "") in page and "import mlx.core" in page  # the code, and the note
+    assert "sphx-glr-script-out" not in (gallery / "needs_mlx.html").read_text(encoding="utf-8")  # no output
+    assert "fine ran" in _text(gallery / "fine.html")
+
+
+def test_every_build_runs_every_example_and_writes_nothing_into_docs(tmp_path):
+    pytest.importorskip("sphinx_gallery")
+    root = _project(tmp_path)
+    for _ in range(2):
+        status, output = _build_project(root, mlx=False)
+        assert status == 0, output
+    assert (root / "examples" / "runs.txt").read_text() == "ran\nran\n"  # the second build ran it again
+    assert sorted(p.name for p in (root / "docs").iterdir()) == ["_build", "conf.py", "index.rst"]
+    assert "previously run" not in output or "excluding 0 files that had previously been run" in output
+
+
+def test_a_failing_example_fails_the_build_with_its_name_and_cause(tmp_path):
+    pytest.importorskip("sphinx_gallery")
+    broken = '"""\nBroken\n======\n\nFails.\n"""\n\ndef ratio():\n    return 1 / 0\n\nratio()\n'
+    root = _project(tmp_path, **{"broken.py": broken})
+    status, output = _build_project(root, mlx=False)
+    assert status != 0
+    assert re.search(r"example examples/broken\.py failed: ZeroDivisionError: division by zero", output), output
+    assert "Extension error" not in output and "sphinx-doc/sphinx/issues" not in output, output
 
 
 # --- in a browser ------------------------------------------------------------------------------

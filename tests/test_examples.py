@@ -1,10 +1,16 @@
 """The examples run and learn, on every device: the README's demo and the embedding classifier."""
 
+import fcntl
+import os
 import re
 import struct
 import subprocess
 import sys
+import termios
+import threading
 from pathlib import Path
+
+import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -37,7 +43,13 @@ def test_word2vec_short_run(device, tmp_path):
     lines = result.stdout.strip().splitlines()
     words = int(re.match(r"corpus: ([\d,]+) words", lines[0]).group(1).replace(",", ""))
     assert words > 200_000, lines[0]  # several hundred thousand words of the stdlib's documentation
-    assert "tokens/s=" in result.stderr and "60/60" in result.stderr, result.stderr[-500:]
+    # not a terminal: one whole line per tenth of the run, no bar redrawn with carriage returns
+    assert "\r" not in result.stderr, result.stderr[-500:]
+    progress = [line for line in result.stderr.splitlines() if line.startswith(f"training on {device}: ")]
+    assert [line.split(": ")[1].split(" steps")[0] for line in progress] == [f"{k}/60" for k in range(6, 61, 6)], \
+        result.stderr
+    assert all(re.fullmatch(rf"training on {device}: \d+/60 steps, loss=[\d.]+, tokens/s=[\d,]+, [\d.]+ s", line)
+               for line in progress), progress
 
     neighbours = [line for line in lines if re.fullmatch(r"[a-z]+: [a-z]+(, [a-z]+){5}", line)]
     assert [line.split(":")[0] for line in neighbours][:3] == ["file", "thread", "string"], result.stdout
@@ -54,3 +66,56 @@ def test_word2vec_short_run(device, tmp_path):
     assert _png_size(plot) == (840, 420)
     pixels = matplotlib.image.imread(plot)
     assert pixels.shape[:2] == (420, 840) and len({tuple(p) for p in pixels.reshape(-1, pixels.shape[2])}) > 50
+
+
+@pytest.mark.parametrize("value", ["0", "-5"])
+def test_word2vec_refuses_steps_below_one(value):
+    """A usage error (argparse's exit status 2 and one line naming the option), not a traceback."""
+    result = subprocess.run([sys.executable, str(EXAMPLES / "word2vec.py"), "--steps", value],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == f"word2vec.py: error: argument --steps: must be at least 1, not {value}"
+    assert result.stdout == ""
+
+
+def test_word2vec_refuses_a_plot_in_a_missing_folder(tmp_path):
+    """Checked before the training, not found when it ends."""
+    plot = tmp_path / "no" / "such" / "folder" / "loss.png"
+    result = subprocess.run([sys.executable, str(EXAMPLES / "word2vec.py"), "--plot", str(plot)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert "error: --plot: there is no folder" in result.stderr.strip().splitlines()[-1]
+
+
+def test_word2vec_shows_tqdms_bar_in_a_terminal():
+    """With stderr a terminal (a pseudo-terminal here), the progress is tqdm's bar, redrawn in place."""
+    pytest.importorskip("tqdm")
+    controller, terminal = os.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))  # a window: tqdm sizes its bar
+    chunks = []
+
+    def read():
+        while True:
+            try:
+                data = os.read(controller, 4096)
+            except OSError:  # the terminal's last writer has gone
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=read)
+    try:
+        process = subprocess.Popen([sys.executable, str(EXAMPLES / "word2vec.py"), "--steps", "5", "--plot", ""],
+                                   stdout=subprocess.PIPE, stderr=terminal, text=True)
+        os.close(terminal)
+        reader.start()
+        out, _ = process.communicate(timeout=300)
+        reader.join(timeout=60)
+    finally:
+        os.close(controller)
+    shown = b"".join(chunks).decode("utf-8", "replace")
+    assert process.returncode == 0, shown
+    assert "\r" in shown and re.search(r"training on cpu: 100%\|.*\| 5/5 \[", shown), shown
+    assert "training on cpu: 5/5 steps" not in shown  # not the plain lines
+    assert out.strip().splitlines()[-1].startswith("loss ") and "loss curve: drawn, no file written" in out

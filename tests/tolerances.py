@@ -84,3 +84,122 @@ def close_summed(actual, expected, dtype: str, table=PARITY):
         np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
     else:
         np.testing.assert_allclose(actual, expected, rtol=0, atol=atol + rtol * float(finite.max()), equal_nan=True)
+
+
+# --- accuracy in ulps of the true value (tests/test_accuracy.py; measured by tests/ulps.py) ----
+# Not a tolerance between lucid and torch: each is measured against a float64 truth computed
+# from the same inputs, and torch's error is the ceiling, as it rounds differently on each CPU.
+
+# "cpu" (NumPy) evaluates float16 and float32 formulas in float64 and rounds once: within half
+# an ulp of the truth, plus what the float64 evaluation itself leaves (well under 2**-20 ulps)
+CORRECTLY_ROUNDED = 0.5 + 2**-20
+
+# "gpu" (MLX, whose arithmetic is the format's own: GPUs have no float64) is held to torch's
+# own error on the same inputs plus this many ulps...
+GPU_ABOVE_TORCH = 4.0
+# ...and, wherever torch's error is larger, to a ceiling of its own: float16 formulas are
+# evaluated in float32 and rounded once; float32 ones per op, (value, gradient), about twice
+# what MLX's CPU build measured on the development machine (in brackets), as MLX's kernels
+# round differently with each CPU's vector units. The largest are where float32 arithmetic
+# itself decides: gelu (tanh) and silu where the result is near 2**-126 or its argument is
+# large (its rounding scaled by up to 66), pow's rounding of y - 1 in the gradient.
+GPU_FLOAT16 = 0.6
+GPU_FLOAT32 = {
+    "exp": (2, 2),  # (0.9, 0.9)
+    "log": (2, 1),  # (0.755, 0.5)
+    "sqrt": (1, 3),  # (0.5, 1.28)
+    "log1p": (1.5, 3),  # (0.718, 1.46)
+    "expm1": (1.5, 2),  # (0.735, 0.896)
+    "tanh": (4, 6),  # (1.89, 2.96)
+    "sigmoid": (4, 6),  # (1.79, 2.96)
+    "erf": (8, 8),  # (3.97, 3.12)
+    "sin": (3, 3),  # (1.37, 1.18)
+    "cos": (3, 3),  # (1.18, 1.37)
+    "add": (1, 1),  # (0.5, 0)
+    "mul": (1, 1),  # (0.5, 0)
+    "div": (1, 1),  # (0.5, 0.5)
+    "pow": (1.5, 4),  # (0.501, 1.82)
+    "gelu": (24, 12),  # (8.37, 5.89)
+    "gelu (tanh)": (256, 384),  # (125, 140)
+    "silu": (96, 96),  # (44.8, 44.3)
+    "softplus": (3, 3),  # (1.08, 1.47)
+    "mish": (6, 6),  # (2.83, 2.83)
+    "elu": (1.5, 2),  # (0.71, 0.827)
+    "softsign": (3, 6),  # (1.4, 2.97)
+    "leaky_relu": (2, 1),  # (0.84, 0.24)
+    "softmax": (6, 8),  # (2.68, 3.52)
+    "log_softmax": (1.5, 1.5),  # (0.515, 0.516)
+    "log_softmax (short rows)": (4, 2),  # (1.64, 0.808)
+    "logsumexp": (1, 8),  # (0.274, 3.83)
+    "sum": (3, 1),  # (1.09, 0)
+    "mean": (1, 1),  # (0.378, 0.3)
+    "var": (1, 4),  # (0.462, 1.79)
+    "std": (1.5, 6),  # (0.659, 2.32)
+    "norm": (3, 3),  # (1.21, 1.48)
+    "cumsum": (6, 1.5),  # (2.71, 0.531)
+    "layer_norm": (4, 6),  # (1.63, 2.06)
+    "batch_norm": (4, 6),  # (1.84, 2.54)
+    "mse_loss": (1, 3),  # (0.205, 1.31)
+    "l1_loss": (1.5, 1),  # (0.527, 0)
+    "smooth_l1_loss": (1.5, 3),  # (0.51, 1.15)
+    "huber_loss": (1.5, 2),  # (0.51, 0.971)
+    "cross_entropy": (3, 8),  # (1.19, 3.55)
+    "nll_loss": (3, 1),  # (1.15, 0)
+    "binary_cross_entropy": (1.5, 4),  # (0.514, 1.79)
+    "binary_cross_entropy_with_logits": (3, 6),  # (1.46, 2.32)
+}
+
+
+def ulps_ceiling(device: str, dtype: str, op: str, gradient: bool) -> float:
+    """lucid's own bound on its error in ulps for ``op`` (its value or its gradient)."""
+    if device == "cpu":
+        return CORRECTLY_ROUNDED
+    if dtype == "float16":
+        return GPU_FLOAT16
+    return GPU_FLOAT32[op][1 if gradient else 0]
+
+
+# --- float32 and float16 results of a computation against torch's (the audit's judge) ---------
+# A float32 result is never held to torch's float32 result at a fixed tolerance: both are
+# compared with the float64 truth of the same computation (torch's, or lucid's, run in float64
+# on the same float32 values), and torch's error is the ceiling of lucid's. Errors are counted
+# normwise, in ulps of the tensor's largest true magnitude, as an element of a sum (a matmul,
+# a gradient over a batch, a trajectory) can cancel to any small number that no float32
+# algorithm gets to a relative ulp: lucid's error is at most FACTOR times torch's, or FLOOR
+# ulps where torch's is smaller, per dtype (FACTOR, FLOOR).
+JUDGED = {
+    "float32": (2.0, 4.0),
+    "float16": (2.0, 2.0),
+}
+
+
+def normwise_ulps(actual, truth, dtype: str) -> float:
+    """``max|actual - truth|`` in ulps of ``dtype`` at ``max|truth|`` (inf where their NaNs or
+    infinities differ)."""
+    import numpy as np
+
+    from ulps import ulp
+
+    actual, truth = np.broadcast_arrays(np.asarray(actual, dtype=np.float64), np.asarray(truth, dtype=np.float64))
+    if actual.size == 0:
+        return 0.0
+    finite = np.isfinite(truth)
+    if not np.array_equal(np.isfinite(actual), finite) or not np.array_equal(actual[~finite], truth[~finite], equal_nan=True):
+        return float("inf")
+    if not finite.any():
+        return 0.0
+    scale = float(np.max(np.abs(truth[finite])))
+    return float(np.max(np.abs(actual[finite] - truth[finite])) / ulp(scale, dtype))
+
+
+def judge(actual, reference, truth, dtype: str, table=JUDGED, what: str = "") -> None:
+    """Assert that ``actual`` (lucid's float32 or float16 result) is no further from ``truth``
+    (float64) than ``reference`` (torch's result of the same computation) allows: see JUDGED.
+    float64 results are held to ``truth`` at PARITY's float64 tolerance instead."""
+    if dtype == "float64":
+        close(actual, truth, "float64")
+        return
+    factor, floor = table[dtype]
+    mine, theirs = normwise_ulps(actual, truth, dtype), normwise_ulps(reference, truth, dtype)
+    bound = max(factor * theirs, floor)
+    assert mine <= bound, f"{what}: lucid's {dtype} error {mine:.3g} ulps > {bound:.3g} (torch's {theirs:.3g})"

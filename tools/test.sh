@@ -3,7 +3,7 @@
 # suite: unit tests, parity with torch.optim, docstring doctests and the docs build.
 #
 #   bash tools/test.sh              # from the repository root (or anywhere inside it)
-#   bash tools/test.sh -k adam      # extra arguments go to pytest
+#   bash tools/test.sh -k adam      # extra arguments go to pytest (this one builds no docs)
 #
 # Environment:
 #   LUCID_VENV   the virtual environment to create or reuse (default: .venv-test)
@@ -55,7 +55,8 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v a
 fi
 
 # A run limited to some tests (-k, or paths) is a developer's: pytest gets the arguments as
-# they are, and the extra passes below are skipped.
+# they are, and the extra passes below are skipped. A -k that does not name the docs' tests
+# (-k docs, -k test_html_builds, ...) leaves them and their Sphinx build out (tests/conftest.py).
 whole=1
 for arg in "$@"; do
     case "$arg" in -k|-k*|tests*|lucid*|*.py|*::*) whole=0 ;; esac

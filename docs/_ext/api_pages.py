@@ -1,12 +1,13 @@
 """Sphinx extension: an API page for every public object of lucid, generated from ``__all__``.
 
 At ``builder-inited`` it finds lucid's public modules (see :func:`public_modules`) and writes
-``docs/api/`` afresh: an index, one page per module (its docstring, then tables of its
-classes, functions and data), and one page per object, in the shape of the SparseAdam
-specification page: the typed signature, the docstring (summary, math, Parameters,
-Attributes, Notes, Examples), then *Constructors* and *Instance methods*, each with its own
-signature, and a link to the source. A module another change adds (``lucid.utils.data``,
-``lucid.nn.init``, ...) or a name added to an ``__all__`` gets its page with no edit here.
+``api/`` afresh in the build's source folder (not docs/: docs/_ext/staged_sources.py): an
+index, one page per module (its docstring, then tables of its classes, functions and data),
+and one page per object, in the shape of the SparseAdam specification page: the typed
+signature, the docstring (summary, math, Parameters, Attributes, Notes, Examples), then
+*Constructors* and *Instance methods*, each with its own signature, and a link to the source.
+A module another change adds (``lucid.utils.data``, ``lucid.nn.init``, ...) or a name added
+to an ``__all__`` gets its page with no edit here.
 
 Two autodoc hooks complete the pages: signatures are typed, from the code's annotations or
 else from the numpydoc ``Parameters``/``Returns`` types (:func:`typed_signature`); and a
@@ -24,7 +25,7 @@ import re
 
 PACKAGE = "lucid"
 OUT = "api"
-# Figures drawn at build time, shown on an object's page: fullname -> path from docs/.
+# Figures drawn at build time, shown on an object's page: fullname -> path from the source folder.
 FIGURES: dict[str, str] = {}
 
 
@@ -138,7 +139,15 @@ def function_page(module: str, name: str) -> str:
     return "\n".join([_title(name), f".. currentmodule:: {module}", "", f".. autofunction:: {name}", ""])
 
 
-def module_page(module, objects: list, submodules: list) -> str:
+def alias_page(module: str, name: str, obj, canonical: str) -> str:
+    """The page of a name that a module exports again (``lucid.random.manual_seed`` is
+    ``lucid.manual_seed``): a link to the object's own page, so it is documented once."""
+    role = "class" if kind(obj) == "class" else "func"
+    return "\n".join([_title(name), f".. currentmodule:: {module}", "",
+                      f"``{module}.{name}`` is :{role}:`{canonical}`: {summary(obj)}", ""])
+
+
+def module_page(module, objects: list, submodules: list, documented: dict) -> str:
     name = module.__name__
     lines = [_title(name), f".. automodule:: {name}", "", f".. currentmodule:: {name}", ""]
     for heading, wanted in (("Classes", "class"), ("Functions", "function")):
@@ -147,7 +156,8 @@ def module_page(module, objects: list, submodules: list) -> str:
             role = "class" if wanted == "class" else "func"
             lines += [_title(heading, "-"), ".. list-table::", "   :widths: 30 70", ""]
             for n in names:
-                lines += [f"   * - :{role}:`{n}`", f"     - {summary(getattr(module, n)) or ' '}"]
+                target = documented.get(id(getattr(module, n)), f"{name}.{n}")  # an alias links to its object
+                lines += [f"   * - :{role}:`{n} <{target}>`", f"     - {summary(getattr(module, n)) or ' '}"]
             lines += [""]
     data = [(n, obj) for n, obj in objects if kind(obj) == "data"]
     if data:
@@ -164,7 +174,7 @@ def module_page(module, objects: list, submodules: list) -> str:
 
 
 def pages() -> dict:
-    """Every API page: path under docs/ without ``.rst`` -> text."""
+    """Every API page: path in the source folder without ``.rst`` -> text."""
     modules = public_modules()
     documented = {}
     plan = []
@@ -173,14 +183,17 @@ def pages() -> dict:
         objects = [(n, obj) for n, obj in objects if kind(obj) != "module"]
         plan.append((module, objects))
         for n, obj in objects:
-            if kind(obj) == "class":
+            if kind(obj) in ("class", "function"):  # documented where first exported
                 documented.setdefault(id(obj), f"{module.__name__}.{n}")
     out = {}
     for module, objects in plan:
         children = [m for m in modules if m.__name__.rpartition(".")[0] == module.__name__]
-        out[f"{OUT}/{module.__name__}"] = module_page(module, objects, children)
+        out[f"{OUT}/{module.__name__}"] = module_page(module, objects, children, documented)
         for n, obj in objects:
-            if kind(obj) == "class":
+            own = documented.get(id(obj), f"{module.__name__}.{n}")
+            if own != f"{module.__name__}.{n}":
+                out[f"{OUT}/{module.__name__}.{n}"] = alias_page(module.__name__, n, obj, own)
+            elif kind(obj) == "class":
                 out[f"{OUT}/{module.__name__}.{n}"] = class_page(module.__name__, n, obj, documented)
             elif kind(obj) == "function":
                 out[f"{OUT}/{module.__name__}.{n}"] = function_page(module.__name__, n)

@@ -2,8 +2,9 @@
 
 At ``builder-inited`` it runs each scheduler of :mod:`lucid.optim.lr_scheduler` (and each
 schedule of :mod:`lucid.optim.schedules`) on an SGD optimizer with ``lr=1.0`` and writes
-the learning rate per step as ``docs/_generated/lr_scheduler/{name}.png``, which the API
-pages show with ``.. image::``. Nothing is stored in the repository; matplotlib (the
+the learning rate per step as ``_generated/lr_scheduler/{name}.png`` in the build's source
+folder (not docs/: docs/_ext/staged_sources.py), which the API pages show with
+``.. image::``. Nothing is stored in the repository; matplotlib (the
 ``docs`` extra) draws them with its non-interactive Agg backend.
 """
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections import namedtuple
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,12 @@ from .. import _dtype
 _COMPARE = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 _LOGICAL = ("logical_and", "logical_or", "logical_xor")
 _INPLACE = ("add", "multiply", "divide", "negative", "sqrt", "abs", "sign", "maximum", "minimum")
+_SQRT1_2 = math.sqrt(0.5)
+
+
+# a - m along an axis as shifted + error exactly, exp(a - m), m (0 where not finite), and the
+# log of the sum of the exponentials, log_total, and the sum itself, total
+_SoftmaxParts = namedtuple("_SoftmaxParts", "shifted error exp_shifted peak log_total total")
 
 
 def _check_name(name: str, allowed: tuple, kind: str) -> None:
@@ -93,6 +100,30 @@ class Backend:
 
     def eval(self, arrays) -> None:
         """Force the computation of lazily evaluated ``arrays`` (a no-op for eager backends)."""
+
+    # --- precision -----------------------------------------------------------------------
+    # The dtypes whose formulas this backend evaluates in a wider one (see precisely).
+    working_dtypes: dict = {}
+
+    def working_dtype(self, dtype: _dtype.dtype) -> _dtype.dtype:
+        """The dtype in which this backend evaluates a formula over arrays of ``dtype``: a wider
+        one where the library has it at little cost (float64 on NumPy), so that a formula of
+        several operations rounds once instead of at each operation."""
+        return self.working_dtypes.get(dtype, dtype)
+
+    def precisely(self, formula, *arrays):
+        """``formula(self, *arrays)`` evaluated at the working precision of the first array's
+        dtype (:meth:`working_dtype`), and rounded once to that dtype.
+
+        ``formula`` is an elementwise expression (reductions included) over this backend's
+        methods; arrays of other dtypes (integer indices, masks) are passed as they are.
+        """
+        dtype = self.dtype_of(arrays[0])
+        work = self.working_dtype(dtype)
+        if work is dtype:
+            return formula(self, *arrays)
+        wide = [self.astype(a, work) if self.dtype_of(a) is dtype else a for a in arrays]
+        return self.astype(formula(self, *wide), dtype)
 
     # --- creation ------------------------------------------------------------------------
     def zeros(self, shape, dtype):
@@ -181,6 +212,19 @@ class Backend:
     def erf(self, a):
         return self._xp.erf(a)
 
+    def erfc(self, a):
+        """``1 - erf(a)``, without the cancellation of that difference where ``a`` is large."""
+        raise NotImplementedError
+
+    def ndtr(self, a):
+        """The standard normal distribution function ``Phi(a) = erfc(-a / sqrt(2)) / 2``."""
+        return self.multiply(0.5, self.erfc(self.multiply(-_SQRT1_2, a)))
+
+    def exp_neg_square(self, a, scale=1.0):
+        """``exp(-scale * a**2)`` (``scale`` 1 or 1/2): where the format has no digits to
+        spare, a backend keeps the rounding of ``a**2`` (times ``scale a**2``) out of it."""
+        return self.exp(self.multiply(-scale, self.multiply(a, a)))
+
     def floor(self, a):
         return self._xp.floor(a)
 
@@ -203,7 +247,9 @@ class Backend:
         return self._xp.cos(a)
 
     def sigmoid(self, a):
-        raise NotImplementedError
+        # exp of a non-positive number only, so large |a| neither overflows nor loses the tail
+        e = self.exp(self.negative(self.abs(a)))
+        return self.where(a >= 0, 1 / (1 + e), e / (1 + e))
 
     def maximum(self, a, b):
         return self._xp.maximum(a, b)
@@ -285,11 +331,63 @@ class Backend:
         index[axis] = slice(None, None, -1)
         return a[tuple(index)]
 
+    # --- the softmax family ------------------------------------------------------------------
+    # Written as (a - m) - log1p(r): m the largest element along the axis, r the sum of
+    # exp(a - m) over every element but one largest. The two terms have one sign, so nothing
+    # cancels where the largest element dominates, where a - log(sum(exp(a))) loses every
+    # digit; and a - m carries its own rounding error (Knuth's TwoSum) into the exponentials.
+    def _softmax_parts(self, a, axis) -> "_SoftmaxParts":
+        raw = self.max(a, axis=axis, keepdims=True)
+        finite = self.isfinite(raw)
+        peak = self.where(finite, raw, self.zeros_like(raw))
+        d = self.subtract(a, peak)
+        z = self.subtract(d, a)
+        err = self.add(self.subtract(a, self.subtract(d, z)), self.subtract(self.negative(peak), z))
+        err = self.where(self.isfinite(d), err, self.zeros_like(err))
+        e = self.multiply(self.exp(d), self.add(err, 1))  # exp(d + err), to first order in err
+        ndim = len(self.shape(a))
+        positions = self.reshape(self.arange(0, self.shape(a)[axis], 1, _dtype.int64),
+                                 [-1 if i == axis % ndim else 1 for i in range(ndim)])
+        largest = self.compare("equal", positions, self.argmax(a, axis, keepdims=True))
+        first = self.sum(self.where(largest, e, self.zeros_like(e)), axis=axis, keepdims=True)
+        rest = self.sum(self.where(largest, self.zeros_like(e), e), axis=axis, keepdims=True)
+        # with a finite m the largest term is exp(0) = 1 exactly; else (a row of -inf, or an
+        # inf) the plain sum is right, and gives torch's nan and inf
+        total = self.where(finite, self.add(rest, 1), self.add(first, rest))
+        shift = self.where(finite, self.log1p(rest), self.log(total))
+        return _SoftmaxParts(d, err, e, peak, shift, total)
+
+    def log_softmax(self, a, axis):
+        """``a - logsumexp(a)`` along ``axis``, with no cancellation (see above)."""
+        return self.log_softmax_and_softmax(a, axis)[0]
+
+    def softmax(self, a, axis):
+        """``exp(a) / sum(exp(a))`` along ``axis``, from ``exp(a - m)``."""
+        return self.log_softmax_and_softmax(a, axis)[1]
+
+    def log_softmax_and_softmax(self, a, axis):
+        """Both, from one pass over ``a``: the softmax is not the exp of the log-softmax,
+        whose rounding (relative, of a number up to 100 and more) exp would magnify."""
+        parts = self._softmax_parts(a, axis)
+        log_softmax = self.subtract(parts.shifted, self.subtract(parts.log_total, parts.error))
+        return log_softmax, self.divide(parts.exp_shifted, parts.total)
+
     def logsumexp(self, a, axis, keepdims=False):
-        peak = self._xp.max(a, axis=axis, keepdims=True)
-        peak = self.where(self.isfinite(peak), peak, self._xp.zeros_like(peak))
-        out = self.log(self.sum(self.exp(a - peak), axis=axis, keepdims=True)) + peak
-        return out if keepdims else self._xp.squeeze(out, axis=axis)
+        """``log(sum(exp(a)))`` over ``axis`` (an int or a tuple), as ``m + log1p(r)``."""
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        if len(axes) > 1:  # over the trailing dimension of the axes moved to the end, flattened
+            ndim = len(self.shape(a))
+            axes = tuple(x % ndim for x in axes)
+            kept = [i for i in range(ndim) if i not in axes]
+            moved = self.transpose(a, kept + list(axes))
+            flat = self.reshape(moved, [self.shape(a)[i] for i in kept] + [-1])
+            out = self.logsumexp(flat, -1, keepdims=False)
+            if keepdims:
+                out = self.reshape(out, [1 if i in axes else n for i, n in enumerate(self.shape(a))])
+            return out
+        parts = self._softmax_parts(a, axes[0])
+        out = self.add(parts.peak, parts.log_total)
+        return out if keepdims else self._xp.squeeze(out, axis=axes[0])
 
     # --- shape ---------------------------------------------------------------------------
     def reshape(self, a, shape):

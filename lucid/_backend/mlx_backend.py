@@ -15,7 +15,6 @@ import os
 from .. import _dtype
 from . import rules as _rules
 from .base import Backend
-from .numpy_backend import _erf  # libm's erf, for float64 (MLX's has float32 accuracy)
 
 try:
     import mlx.core as mx
@@ -25,6 +24,8 @@ except ImportError as error:  # pragma: no cover - exercised only without mlx
         "pip install 'lucid-autograd[mlx]' (from a checkout: pip install '.[mlx]'; or pip install mlx on macOS, "
         "'mlx[cpu]' on Linux)"
     ) from error
+
+from . import mlx_special as special  # noqa: E402 - it needs MLX, checked above
 
 _TO_NATIVE = {
     _dtype.bool_: mx.bool_,
@@ -72,14 +73,40 @@ class MlxBackend(Backend):
             mx.eval(first)
         mx.eval(list(arrays))
 
-    def exp(self, a):
-        return _exp64(a) if a.dtype == mx.float64 else mx.exp(a)
+    # float16 formulas are evaluated in float32 (see precisely), as torch computes half ops;
+    # float32 ones in float32, as a GPU has nothing wider (mlx_special: where MLX's lose digits)
+    working_dtypes = {_dtype.float16: _dtype.float32}
 
-    def sigmoid(self, a):
-        if a.dtype != mx.float64:
-            return mx.sigmoid(a)
-        e = _exp64(-mx.abs(a))  # as the NumPy backend: exp of non-positive numbers only
-        return mx.where(a >= 0, 1 / (1 + e), e / (1 + e))
+    def exp(self, a):
+        return _by_dtype(a, special.exp64, special.exp32, mx.exp)
+
+    def erf(self, a):
+        return _by_dtype(a, special.erf64, special.erf32, mx.erf)
+
+    def erfc(self, a):
+        return _by_dtype(a, special.erfc64, special.erfc32, lambda x: special.erfc32(x.astype(mx.float32)).astype(x.dtype))
+
+    def ndtr(self, a):
+        return special.ndtr32(a) if a.dtype == mx.float32 else super().ndtr(a)
+
+    def sum(self, a, axis=None, keepdims=False):
+        return special.sum32(a, axis, keepdims) if a.dtype == mx.float32 else mx.sum(a, axis=axis, keepdims=keepdims)
+
+    def mean(self, a, axis=None, keepdims=False):
+        if a.dtype != mx.float32:
+            return mx.mean(a, axis=axis, keepdims=keepdims)
+        total = special.sum32(a, axis, keepdims)
+        return total / (a.size // total.size) if a.size else mx.mean(a, axis=axis, keepdims=keepdims)
+
+    def cumsum(self, a, axis, reverse=False):
+        if a.dtype != mx.float32:
+            return super().cumsum(a, axis, reverse)
+        if reverse:
+            return self.flip(special.cumsum32(self.flip(a, axis), axis), axis)
+        return special.cumsum32(a, axis)
+
+    def exp_neg_square(self, a, scale=1.0):
+        return special.exp_neg_square32(a, scale) if a.dtype == mx.float32 else super().exp_neg_square(a, scale)
 
     def matmul(self, a, b):
         if mx.issubdtype(a.dtype, mx.inexact):
@@ -148,16 +175,10 @@ class MlxBackend(Backend):
         return a.at[rows].add(values)
 
     def sin(self, a):
-        return _sin_cos64(a, cosine=False) if a.dtype == mx.float64 else mx.sin(a)
+        return special.sin_cos64(a, cosine=False) if a.dtype == mx.float64 else mx.sin(a)
 
     def cos(self, a):
-        return _sin_cos64(a, cosine=True) if a.dtype == mx.float64 else mx.cos(a)
-
-    def erf(self, a):
-        if a.dtype != mx.float64:
-            return mx.erf(a)
-        # MLX's float64 erf has float32 accuracy (~1e-7 absolute): libm's, through the host
-        return mx.array(_erf(np.array(a)), dtype=mx.float64)
+        return special.sin_cos64(a, cosine=True) if a.dtype == mx.float64 else mx.cos(a)
 
     def _argsort(self, a, axis):
         if a.dtype == mx.bool_:
@@ -217,6 +238,13 @@ class MlxBackend(Backend):
 
 
 
+def _by_dtype(a, float64, float32, other):
+    """The function of ``a``'s dtype: MLX's own where it is accurate, mlx_special's elsewhere."""
+    if a.dtype == mx.float64:
+        return float64(a)
+    return float32(a) if a.dtype == mx.float32 else other(a)
+
+
 def _slice(a, axis, start, stop):
     index = [slice(None)] * a.ndim
     index[axis] = slice(start, stop)
@@ -231,58 +259,6 @@ def _none_with_arrays(index) -> bool:
 def _positions(a, index):
     """The flat positions in ``a`` that ``a[index]`` reads, in the shape of ``a[index]``."""
     return mx.arange(a.size).reshape(a.shape)[index]
-
-
-# MLX's float64 exp (and sigmoid) has float32 accuracy (relative error ~1e-6, ml-explore/mlx
-# #3047), while expm1 and power are accurate: reduce to |r| <= ln(2)/2 and scale by 2**k.
-_LN2_HI = 6.93147180369123816490e-01  # ln 2 in two parts (fdlibm's), so k * _LN2_HI is exact
-_LN2_LO = 1.90821492927058770002e-10
-_INV_LN2 = 1.4426950408889634
-
-
-def _exp64(x):
-    k = mx.round(x * _INV_LN2)
-    r = (x - k * _LN2_HI) - k * _LN2_LO
-    two = mx.array(2.0, dtype=mx.float64)
-    half = mx.floor(k / 2)
-    # two factors, so 2**k neither overflows before exp(x) does nor underflows too early
-    out = (mx.expm1(r) + 1) * mx.power(two, half) * mx.power(two, k - half)
-    out = mx.where(x > 709.79, mx.array(np.inf, dtype=mx.float64), out)
-    return mx.where(mx.isnan(x), x, mx.where(x < -745.2, mx.zeros_like(x), out))
-
-
-# MLX's float64 sin and cos have float32 accuracy too (absolute error ~5e-7): reduce to
-# |r| <= pi/4 by multiples of pi/2 (in two parts, fdlibm's, so n * _PIO2_HI is exact for
-# |x| < 2**20 pi) and evaluate fdlibm's kernel polynomials
-_PIO2_HI = 1.57079632673412561417e+00
-_PIO2_LO = 6.07710050650619224932e-11
-_TWO_OVER_PI = 6.36619772367581382433e-01
-_SIN = (-1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04,
-        2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10)
-_COS = (4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05,
-        -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11)
-
-
-def _polynomial(z, coefficients):
-    out = mx.full(z.shape, coefficients[-1], dtype=mx.float64)
-    for c in reversed(coefficients[:-1]):
-        out = out * z + c
-    return out
-
-
-def _sin_cos64(x, cosine: bool):
-    n = mx.round(x * _TWO_OVER_PI)
-    r = (x - n * _PIO2_HI) - n * _PIO2_LO
-    z = r * r
-    sin_r = r + (z * r) * _polynomial(z, _SIN)
-    half = 0.5 * z
-    w = 1.0 - half
-    cos_r = w + (((1.0 - w) - half) + z * (z * _polynomial(z, _COS)))
-    quadrant = (n - 4 * mx.floor(n / 4)) + (1 if cosine else 0)  # cos(x) = sin(x + pi/2)
-    quadrant = quadrant - 4 * mx.floor(quadrant / 4)
-    out = mx.where(quadrant == 0, sin_r, mx.where(quadrant == 1, cos_r,
-                   mx.where(quadrant == 2, -sin_r, -cos_r)))
-    return mx.where(mx.isfinite(x), out, mx.array(np.nan, dtype=mx.float64))
 
 
 # --- update rules on MLX -----------------------------------------------------------------------

@@ -80,13 +80,15 @@ class NumpyBackend(Backend):
     def astype(self, array, dtype):
         return np.asarray(array).astype(_TO_NATIVE[dtype])
 
-    def sigmoid(self, a):
-        # exp of a non-positive number only, so large |a| neither overflows nor warns
-        e = np.exp(-np.abs(a))
-        return np.where(a >= 0, 1 / (1 + e), e / (1 + e))
+    # float16 and float32 formulas are evaluated in float64 and rounded once (see precisely):
+    # as accurate as the format allows, whatever NumPy's float32 kernels on this CPU do
+    working_dtypes = {_dtype.float16: _dtype.float64, _dtype.float32: _dtype.float64}
 
     def erf(self, a):
         return _erf(a)
+
+    def erfc(self, a):
+        return _erfc(a)
 
     def getitem(self, a, index):
         if len(index) == 1 and isinstance(index[0], np.ndarray) and index[0].dtype.kind == "i" and a.ndim:
@@ -281,10 +283,17 @@ class _NumbaBatch:
                                         scalars if shared else scalars[k])
 
 
-_erf_double = np.frompyfunc(math.erf, 1, 1)  # NumPy has no erf: libm's, element by element
+# NumPy has no erf or erfc: libm's, element by element, in float64 and rounded to the dtype
+def _libm(function):
+    double = np.frompyfunc(function, 1, 1)
+
+    def apply(a):
+        a = np.asarray(a)
+        return np.asarray(double(a.astype(np.float64)), dtype=np.float64).astype(a.dtype, copy=False)
+
+    apply.__doc__ = f"libm's {function.__name__} of a NumPy array, in float64, rounded to its dtype."
+    return apply
 
 
-def _erf(a):
-    """The error function of a NumPy array, computed in float64 (libm) and rounded to its dtype."""
-    a = np.asarray(a)
-    return np.asarray(_erf_double(a.astype(np.float64)), dtype=np.float64).astype(a.dtype, copy=False)
+_erf = _libm(math.erf)
+_erfc = _libm(math.erfc)

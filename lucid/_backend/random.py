@@ -10,11 +10,22 @@ from __future__ import annotations
 
 import numbers
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
 DEFAULT_SEED = 67280421310721  # torch's default_rng_seed_val: a fresh Generator's initial_seed()
+
+# A state as a tensor (get_state/set_state): lucid has no uint8 dtype, so it is STATE_WORDS
+# int64 words, each the two's complement of an unsigned 64-bit word: the tag, the initial
+# seed, PCG64's 128-bit state and 128-bit increment (low word first), and NumPy's buffered
+# 32-bit draw (a flag, then the value). int64 tensors round-trip exactly through lucid.save.
+STATE_TAG = 0x6C75636964504347  # the bytes "lucidPCG": lucid's PCG64 state, this layout
+STATE_WORDS = 8
+_WORD = 2**64 - 1
 
 
 class Generator:
@@ -31,8 +42,10 @@ class Generator:
 
     Notes
     -----
-    ``get_state`` gives the state as a plain dict (NumPy's PCG64 state) rather than a byte
-    tensor; ``set_state`` takes what ``get_state`` gave.
+    ``get_state`` gives the state as a tensor, as torch's does, but of 8 int64 words rather
+    than torch's uint8 bytes (lucid has no uint8 dtype): the seed, NumPy's PCG64 state and
+    the draw it holds back; ``set_state`` takes such a tensor. It saves with
+    :func:`lucid.save` like any other tensor.
 
     Examples
     --------
@@ -71,7 +84,7 @@ class Generator:
         return self
 
     def seed(self) -> int:
-        """Seed from fresh system entropy and return the seed.
+        """Seed from fresh system entropy and return the seed (a 64-bit number, as torch's).
 
         Examples
         --------
@@ -80,7 +93,7 @@ class Generator:
         >>> g.seed() == g.initial_seed()
         True
         """
-        self.manual_seed(secrets.randbits(63))
+        self.manual_seed(secrets.randbits(64))
         return self._seed
 
     def initial_seed(self) -> int:
@@ -94,36 +107,66 @@ class Generator:
         """
         return self._seed
 
-    def get_state(self) -> dict[str, Any]:
-        """The state, to give back to :meth:`set_state` (a plain dict).
+    def get_state(self) -> Tensor:
+        """The generator's whole state, as a new int64 tensor to give back to :meth:`set_state`.
+
+        Returns
+        -------
+        Tensor
+            8 int64 words on the cpu: the initial seed and NumPy's PCG64 state (torch gives
+            a uint8 tensor; see the class Notes). Drawing does not change it.
 
         Examples
         --------
         >>> import lucid
-        >>> g = lucid.Generator()
+        >>> g = lucid.Generator().manual_seed(3)
         >>> state = g.get_state()
         >>> a = lucid.rand(2, generator=g)
         >>> _ = g.set_state(state)
-        >>> bool((lucid.rand(2, generator=g) == a).all())
-        True
+        >>> bool((lucid.rand(2, generator=g) == a).all()), state.dtype, state.shape
+        (True, lucid.int64, (8,))
         """
-        return {"seed": self._seed, "bit_generator": self._rng.bit_generator.state}
+        from .. import _dtype
+        from .._tensor import Tensor
 
-    def set_state(self, state: dict[str, Any]) -> "Generator":
-        """Restore a state :meth:`get_state` gave.
+        bits = self._rng.bit_generator.state
+        state, inc = bits["state"]["state"], bits["state"]["inc"]
+        words = [STATE_TAG, self._seed, state & _WORD, state >> 64, inc & _WORD, inc >> 64,
+                 bits["has_uint32"], bits["uinteger"]]
+        return Tensor(np.array(words, dtype=np.uint64).view(np.int64), dtype=_dtype.int64)
+
+    def set_state(self, new_state: Tensor) -> "Generator":
+        """Restore a state that :meth:`get_state` gave (of this generator or another); returns the generator.
+
+        The next draws are the ones that followed the state, on every device, and
+        :meth:`initial_seed` is the seed it came from.
+
+        Parameters
+        ----------
+        new_state : Tensor
+            The 8 int64 words of :meth:`get_state` (or :func:`lucid.get_rng_state`), on
+            any device, e.g. as :func:`lucid.load` gave them back.
+
+        Raises
+        ------
+        TypeError
+            If ``new_state`` is not a Tensor, or not of dtype int64.
+        RuntimeError
+            If it does not hold 8 words, or they are not a lucid state. The generator is
+            unchanged then.
 
         Examples
         --------
         >>> import lucid
         >>> g = lucid.Generator()
-        >>> g.set_state(g.get_state()) is g
-        True
+        >>> other = lucid.Generator().manual_seed(5)
+        >>> g.set_state(other.get_state()) is g, g.initial_seed()
+        (True, 5)
         """
-        if not isinstance(state, dict) or "bit_generator" not in state:
-            raise TypeError("set_state expects the dict that Generator.get_state() returned")
-        self._seed = state["seed"]
-        self._rng = np.random.default_rng()
-        self._rng.bit_generator.state = state["bit_generator"]
+        return self._restore(new_state, "Generator.set_state")
+
+    def _restore(self, new_state, caller: str) -> "Generator":
+        self._seed, self._rng = _from_state(new_state, caller)  # checked in full before anything changes
         return self
 
     def __repr__(self) -> str:
@@ -135,6 +178,42 @@ default_generator = Generator()
 
 def manual_seed(seed: int) -> Generator:
     return default_generator.manual_seed(seed)
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    default_generator._restore(new_state, "set_rng_state")
+
+
+def _from_state(new_state, caller: str):
+    """The seed and the NumPy generator that a :meth:`Generator.get_state` tensor holds.
+
+    Checks everything first and raises (naming ``caller`` and ``new_state``) for anything
+    else, so that the generator being set is left as it was.
+    """
+    from .._tensor import Tensor
+
+    expected = "the int64 tensor that get_state() or get_rng_state() returns"
+    if not isinstance(new_state, Tensor):
+        raise TypeError(f"{caller}: new_state must be {expected}, got {type(new_state).__name__}")
+    if new_state.dtype.name != "int64":
+        raise TypeError(f"{caller}: new_state must be {expected}, got a tensor of dtype {new_state.dtype}")
+    if new_state.numel() != STATE_WORDS:
+        raise RuntimeError(f"{caller}: new_state must hold the {STATE_WORDS} words of a lucid random state, "
+                           f"got {new_state.numel()}")
+    tag, seed, state_low, state_high, inc_low, inc_high, has_uint32, uinteger = (
+        int(w) for w in np.array(new_state.detach().numpy(), dtype=np.int64).reshape(-1).view(np.uint64))
+    problem = ("its first word is not lucid's tag" if tag != STATE_TAG
+               else "PCG64's increment must be odd" if not inc_low & 1
+               else "the flag of the held-back draw must be 0 or 1" if has_uint32 not in (0, 1)
+               else "the held-back draw must fit in 32 bits" if uinteger > 0xFFFFFFFF
+               else None)
+    if problem is not None:
+        raise RuntimeError(f"{caller}: new_state is not a lucid random state ({problem})")
+    rng = np.random.Generator(np.random.PCG64(0))
+    rng.bit_generator.state = {"bit_generator": "PCG64",
+                               "state": {"state": state_high << 64 | state_low, "inc": inc_high << 64 | inc_low},
+                               "has_uint32": has_uint32, "uinteger": uinteger}
+    return seed, rng
 
 
 def _rng(generator):

@@ -221,19 +221,26 @@ def pow(a: Tensor | float, b: Tensor | float) -> Tensor:
     a, b = coerce(a, b)
     _check_integer_power(a, 1)
     backend, x, y = a._backend, a._data, b._data
-    out_array = backend.power(x, y) if a.dtype.is_floating_point else _integer_power(backend, x, y)
+    if a.dtype.is_floating_point:
+        out_array = backend.precisely(lambda b, x, y: b.power(x, y), x, y)
+    else:
+        out_array = _integer_power(backend, x, y)
     out = a._like(out_array)
 
+    def gradient_base(b, g, x, y):
+        # y x**(y-1), taken as 0 where y == 0 (also at x == 0); as y (x**y / x) where that is
+        # finite: y - 1 rounds (to 32 ulps of the power in float32), x**y / x does not
+        ratio = b.power(x, y) / b.where(b.compare("equal", x, 0), b.ones_like(x), x)
+        direct = b.where(b.isfinite(ratio) & (ratio != 0), ratio, b.power(x, y - 1))
+        return b.where(b.compare("equal", y, 0), b.zeros_like(g), g * (y * direct))
+
+    def gradient_exponent(b, g, x, y):  # x**y log x, taken as 0 where x == 0 and y >= 0 (torch's convention)
+        at_zero = b.logical("logical_and", b.compare("equal", x, 0), b.compare("greater_equal", y, 0))
+        safe_log = b.log(b.where(at_zero, b.ones_like(x), x))
+        return b.where(at_zero, b.zeros_like(g), g * (b.power(x, y) * safe_log))
+
     def backward(g):
-        zeros = backend.zeros_like(g)
-        # d/dx = y x**(y-1), taken as 0 where y == 0 (also at x == 0)
-        ga = backend.multiply(g, backend.multiply(y, backend.power(x, backend.subtract(y, 1))))
-        ga = backend.where(backend.compare("equal", y, 0), zeros, ga)
-        # d/dy = x**y log x, taken as 0 where x == 0 and y >= 0 (torch's convention)
-        at_zero = backend.logical("logical_and", backend.compare("equal", x, 0), backend.compare("greater_equal", y, 0))
-        safe_log = backend.log(backend.where(at_zero, backend.ones_like(x), x))
-        gb = backend.where(at_zero, zeros, backend.multiply(g, backend.multiply(out_array, safe_log)))
-        return ga, gb
+        return backend.precisely(gradient_base, g, x, y), backend.precisely(gradient_exponent, g, x, y)
 
     return record(out, "PowBackward1", (a, b), backward, saved=(a, b, out))
 
@@ -299,14 +306,32 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
 
 
 def _unary(name, a, compute, derivative, saved_input=True):
-    """An elementwise op with ``grad_in = grad_out * derivative(x, out)``."""
+    """An elementwise op ``compute(backend, x)`` with ``grad_in = grad_out * derivative(backend, x, out)``,
+    each formula evaluated at the backend's working precision and rounded once
+    (:meth:`~lucid._backend.base.Backend.precisely`)."""
     if not a.dtype.is_floating_point:
         a = a.to(_dtype.default_float)
     backend, x = a._backend, a._data
-    y = compute(backend, x)
+    y = backend.precisely(compute, x)
     out = a._like(y)
     saved = (a, out) if saved_input else (out,)
-    return record(out, name, (a,), lambda g: (backend.multiply(g, derivative(backend, x, y)),), saved=saved)
+
+    def backward(g):
+        return (backend.precisely(lambda b, g, x, y: b.multiply(g, derivative(b, x, y)), g, x, y),)
+
+    return record(out, name, (a,), backward, saved=saved)
+
+
+def _sech2(b, x):
+    """``1 - tanh(x)**2`` as ``4e / (1 + e)**2`` with ``e = exp(-2|x|)``: no cancellation as tanh -> ±1."""
+    e = b.exp(b.multiply(-2, b.abs(x)))
+    return b.divide(b.multiply(4, e), b.multiply(b.add(e, 1), b.add(e, 1)))
+
+
+def _sigmoid_derivative(b, x):
+    """``sigmoid(x) (1 - sigmoid(x))`` as ``e / (1 + e)**2`` with ``e = exp(-|x|)``: no cancellation in the tails."""
+    e = b.exp(b.negative(b.abs(x)))
+    return b.divide(e, b.multiply(b.add(e, 1), b.add(e, 1)))
 
 
 def neg(a: Tensor) -> Tensor:
@@ -333,8 +358,8 @@ def exp(a: Tensor) -> Tensor:
     Examples
     --------
     >>> import lucid
-    >>> lucid.exp(lucid.tensor([0.0, 1.0]))
-    tensor([1.      , 2.718282])
+    >>> lucid.exp(lucid.tensor([0.0, 1.0]))  # each value the float32 nearest the true one
+    tensor([1.       , 2.7182817])
     """
     return _unary("ExpBackward", a, lambda b, x: b.exp(x), lambda b, x, y: y, saved_input=False)
 
@@ -360,8 +385,7 @@ def sqrt(a: Tensor) -> Tensor:
     >>> lucid.sqrt(lucid.tensor([4, 9]))
     tensor([2., 3.])
     """
-    return _unary("SqrtBackward", a, lambda b, x: b.sqrt(x),
-                  lambda b, x, y: b.divide(0.5, y), saved_input=False)
+    return _unary("SqrtBackward", a, lambda b, x: b.sqrt(x), lambda b, x, y: b.divide(0.5, b.sqrt(x)))
 
 
 def tanh(a: Tensor) -> Tensor:
@@ -373,8 +397,7 @@ def tanh(a: Tensor) -> Tensor:
     >>> lucid.tanh(lucid.tensor([0.0]))
     tensor([0.])
     """
-    return _unary("TanhBackward", a, lambda b, x: b.tanh(x),
-                  lambda b, x, y: b.subtract(1, b.multiply(y, y)), saved_input=False)
+    return _unary("TanhBackward", a, lambda b, x: b.tanh(x), lambda b, x, y: _sech2(b, x))
 
 
 def sigmoid(a: Tensor) -> Tensor:
@@ -386,8 +409,7 @@ def sigmoid(a: Tensor) -> Tensor:
     >>> lucid.sigmoid(lucid.tensor([-1000.0, 0.0, 1000.0]))
     tensor([0. , 0.5, 1. ])
     """
-    return _unary("SigmoidBackward", a, lambda b, x: b.sigmoid(x),
-                  lambda b, x, y: b.multiply(y, b.subtract(1, y)), saved_input=False)
+    return _unary("SigmoidBackward", a, lambda b, x: b.sigmoid(x), lambda b, x, y: _sigmoid_derivative(b, x))
 
 
 def log1p(a: Tensor) -> Tensor:
@@ -768,7 +790,7 @@ def erf(a: Tensor) -> Tensor:
     tensor([0.        , 0.84270079], dtype=lucid.float64)
     """
     return _unary("ErfBackward", a, lambda b, x: b.erf(x),
-                  lambda b, x, y: b.multiply(_TWO_OVER_SQRT_PI, b.exp(b.negative(b.multiply(x, x)))))
+                  lambda b, x, y: b.multiply(_TWO_OVER_SQRT_PI, b.exp_neg_square(x)))
 
 
 def _triangle(a, diagonal, lower):

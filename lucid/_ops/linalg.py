@@ -315,45 +315,50 @@ def norm(input: Tensor, p: float | str = "fro", dim: int | Sequence[int] | None 
     axes = _axes(input, dim)
     backend, x, shape = input._backend, input._data, input.shape
     reduce = {"axis": axes if axes else None, "keepdims": True}
-    magnitude = backend.abs(x)
-    if math.isinf(p):
-        extreme = backend.max if p > 0 else backend.min
-        n = extreme(magnitude, **reduce)
-    elif p == 0:
-        n = backend.sum(backend.astype(backend.compare("not_equal", x, 0), input.dtype), **reduce)
-    elif p == 1:
-        n = backend.sum(magnitude, **reduce)
-    elif p == 2:
-        n = backend.sqrt(backend.sum(backend.multiply(x, x), **reduce))
-    else:
-        n = backend.power(backend.sum(backend.power(magnitude, p), **reduce), 1.0 / p)
+
+    def value(b, x):
+        magnitude = b.abs(x)
+        if math.isinf(p):
+            return (b.max if p > 0 else b.min)(magnitude, **reduce)
+        if p == 0:
+            return b.sum(b.astype(b.compare("not_equal", x, 0), b.dtype_of(x)), **reduce)
+        if p == 1:
+            return b.sum(magnitude, **reduce)
+        if p == 2:
+            return b.sqrt(b.sum(x * x, **reduce))
+        return b.power(b.sum(b.power(magnitude, p), **reduce), 1.0 / p)
+
+    # at the backend's working precision, rounded once (float16 squares do not overflow)
+    n = backend.precisely(value, x)
     kept_shape = backend.shape(n)
     out_shape = kept_shape if keepdim else tuple(s for i, s in enumerate(shape) if i not in (axes or range(len(shape))))
     out = input._like(backend.reshape(n, out_shape))
 
+    def gradient(b, g, x):
+        n = value(b, x)  # again, at the working precision
+        magnitude = b.abs(x)
+        zeros = b.zeros_like(x)
+        at_zero = b.compare("equal", n, 0)
+        safe = b.where(at_zero, b.ones_like(n), n)  # the gradient is 0 there: no 0 / 0
+        if p == 0:
+            return zeros
+        if math.isinf(p):
+            hit = b.astype(b.compare("equal", magnitude, n), b.dtype_of(x))
+            return b.sign(x) * hit * (g / b.sum(hit, **reduce))
+        if p == 1:
+            return b.sign(x) * g
+        if p == 2:
+            return x * b.where(at_zero, b.zeros_like(n), g / safe)
+        if p < 1:
+            scaled = b.where(b.compare("equal", x, 0), zeros, b.sign(x) * b.power(magnitude, p - 1))
+            return scaled * (g * b.power(n, 1 - p))
+        scale = b.where(at_zero, b.zeros_like(n), g / b.power(safe, p - 1))
+        if p < 2:
+            return b.sign(x) * b.power(magnitude, p - 1) * scale
+        return x * b.power(magnitude, p - 2) * scale
+
     def backward(g):
         g = backend.reshape(g, kept_shape) if not keepdim else g
-        zeros = backend.zeros_like(x)
-        at_zero = backend.compare("equal", n, 0)
-        safe = backend.where(at_zero, backend.ones_like(n), n)  # the gradient is 0 there: no 0 / 0
-        if p == 0:
-            return (zeros,)
-        if math.isinf(p):
-            hit = backend.astype(backend.compare("equal", magnitude, n), input.dtype)
-            count = backend.sum(hit, **reduce)
-            return (backend.multiply(backend.multiply(backend.sign(x), hit), backend.divide(g, count)),)
-        if p == 1:
-            return (backend.multiply(backend.sign(x), g),)
-        if p == 2:
-            scale = backend.where(at_zero, backend.zeros_like(n), backend.divide(g, safe))
-            return (backend.multiply(x, scale),)
-        if p < 1:
-            scaled = backend.multiply(backend.sign(x), backend.power(magnitude, p - 1))
-            scaled = backend.where(backend.compare("equal", x, 0), zeros, scaled)
-            return (backend.multiply(scaled, backend.multiply(g, backend.power(n, 1 - p))),)
-        scale = backend.where(at_zero, backend.zeros_like(n), backend.divide(g, backend.power(safe, p - 1)))
-        if p < 2:
-            return (backend.multiply(backend.multiply(backend.sign(x), backend.power(magnitude, p - 1)), scale),)
-        return (backend.multiply(backend.multiply(x, backend.power(magnitude, p - 2)), scale),)
+        return (backend.precisely(gradient, g, x),)
 
     return record(out, "NormBackward", (input,), backward, saved=(input,))

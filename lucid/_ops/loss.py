@@ -69,7 +69,10 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, pos_weight=N
     def backward(g):
         s = backend.sigmoid(x)
         if p is None:
-            grad_input = backend.subtract(s, y)
+            # sigmoid(x) - y, as (1 - y) - sigmoid(-x) for x >= 0: no cancellation where y = 1
+            grad_input = backend.where(backend.compare("greater_equal", x, 0),
+                                       backend.subtract(backend.subtract(1, y), backend.sigmoid(backend.negative(x))),
+                                       backend.subtract(s, y))
             grad_target = backend.negative(x)
         else:
             t = backend.multiply(p, y)

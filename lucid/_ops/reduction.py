@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import math
 import numbers
 from collections.abc import Sequence
 from typing import NamedTuple, overload
@@ -21,6 +22,9 @@ class MaxMin(NamedTuple):
     indices: Tensor
 
 
+_LN2 = math.log(2)
+
+
 def _expand_back(backend, grad, shape, axes, keepdim):
     """A reduced gradient re-expanded to the input's ``shape``."""
     if not keepdim:
@@ -29,12 +33,10 @@ def _expand_back(backend, grad, shape, axes, keepdim):
     return backend.broadcast_to(grad, shape)
 
 
-def _accurate(backend, reduce, a, axes, keepdim):
-    """``reduce`` over ``axes``, accumulating float16 in float32 as torch does (then back)."""
-    if a.dtype is not _dtype.float16:
-        return reduce(a._data, axis=axes, keepdims=keepdim)
-    wide = reduce(backend.astype(a._data, _dtype.float32), axis=axes, keepdims=keepdim)
-    return backend.astype(wide, _dtype.float16)
+def _reduce(name, a, axes, keepdim):
+    """The backend's reduction ``name`` over ``axes`` at its working precision, rounded once:
+    float16 accumulates in float32 at least, as torch's does, and on NumPy float32 in float64."""
+    return a._backend.precisely(lambda b, x: getattr(b, name)(x, axis=axes, keepdims=keepdim), a._data)
 
 
 def sum(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False,
@@ -67,7 +69,7 @@ def sum(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False
         a = a.to(dtype)
     elif not a.dtype.is_floating_point:
         a = a.to(_dtype.int64)  # torch sums bools and integers as int64
-    out = a._like(_accurate(backend, backend.sum, a, axes, keepdim))
+    out = a._like(_reduce("sum", a, axes, keepdim))
     shape = a.shape
     return record(out, "SumBackward", (a,), lambda g: (_expand_back(backend, g, shape, axes, keepdim),))
 
@@ -92,7 +94,7 @@ def mean(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = Fals
     count = 1
     for axis in axes:
         count *= shape[axis]
-    out = a._like(_accurate(backend, backend.mean, a, axes, keepdim))
+    out = a._like(_reduce("mean", a, axes, keepdim))
     return record(out, "MeanBackward", (a,),
                   lambda g: (_expand_back(backend, backend.divide(g, count), shape, axes, keepdim),))
 
@@ -226,14 +228,19 @@ def all(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False
 
 
 def log_softmax(a: Tensor, dim: int) -> Tensor:
-    """``x - logsumexp(x)`` along ``dim``, computed stably, with its own backward.
+    """``x - logsumexp(x)`` along ``dim``, with its own backward.
+
+    Computed as ``(x - m) - log1p(r)``: ``m`` the largest element, ``r`` the sum of
+    ``exp(x - m)`` over the others, so that no digit cancels where the largest element
+    dominates (torch's float32 gives 0 for the largest of ``[100, 0]``, whose log-softmax
+    is ``-exp(-100) = -3.78e-44``).
 
     Examples
     --------
     >>> import lucid
     >>> lucid.tensor([[0.0, 0.0], [100.0, 0.0]]).log_softmax(dim=1)
-    tensor([[  -0.6931472,   -0.6931472],
-            [   0.       , -100.       ]])
+    tensor([[-6.931472e-01, -6.931472e-01],
+            [-3.783506e-44, -1.000000e+02]])
     """
     if not a.dtype.is_floating_point:
         a = a.to(_dtype.default_float)
@@ -244,18 +251,20 @@ def log_softmax(a: Tensor, dim: int) -> Tensor:
     backend, x = a._backend, a._data
     if a.numel() == 0:  # nothing to normalise (and the backends can't take the max of nothing)
         return record(a._like(backend.copy(x)), "LogSoftmaxBackward", (a,), lambda g: (g,))
-    half = a.dtype is _dtype.float16  # computed in float32 and rounded once, as torch does
-    wide = backend.astype(x, _dtype.float32) if half else x
-    wide_out = backend.subtract(wide, backend.logsumexp(wide, axis=axis, keepdims=True))
-    out = a._like(backend.astype(wide_out, _dtype.float16) if half else wide_out)
+    out = a._like(backend.precisely(lambda b, x: b.log_softmax(x, axis), x))
+
+    def gradient(b, g, x):
+        # g - p sum(g), with p = exp(log_softmax) recomputed at the working precision; where
+        # p > 1/2, as (g - sum(g)) - (p - 1) sum(g), so that 1 - p keeps its digits (the
+        # gradient of a confident cross-entropy)
+        y, p = b.log_softmax_and_softmax(x, axis)
+        total = b.sum(g, axis=axis, keepdims=True)
+        return b.where(y > -_LN2, (g - total) - b.expm1(y) * total, g - p * total)
 
     def backward(g):
-        g = backend.astype(g, _dtype.float32) if half else g
-        softmax = backend.exp(wide_out)
-        grad = backend.subtract(g, backend.multiply(softmax, backend.sum(g, axis=axis, keepdims=True)))
-        return (backend.astype(grad, _dtype.float16) if half else grad,)
+        return (backend.precisely(gradient, g, x),)
 
-    return record(out, "LogSoftmaxBackward", (a,), backward, saved=(out,))
+    return record(out, "LogSoftmaxBackward", (a,), backward, saved=(a,))
 
 
 def softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
@@ -287,21 +296,16 @@ def softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
     backend, x = a._backend, a._data
     if a.numel() == 0:
         return record(a._like(backend.copy(x)), "SoftmaxBackward", (a,), lambda g: (g,))
-    half = a.dtype is _dtype.float16  # computed in float32 and rounded once, as torch does
-    wide = backend.astype(x, _dtype.float32) if half else x
-    peak = backend.max(wide, axis=axis, keepdims=True)
-    peak = backend.where(backend.isfinite(peak), peak, backend.zeros_like(peak))
-    e = backend.exp(backend.subtract(wide, peak))
-    y = backend.divide(e, backend.sum(e, axis=axis, keepdims=True))
-    out = a._like(backend.astype(y, _dtype.float16) if half else y)
+    out = a._like(backend.precisely(lambda b, x: b.softmax(x, axis), x))
+
+    def gradient(b, g, x):
+        y = b.softmax(x, axis)  # recomputed at the working precision
+        return y * (g - b.sum(g * y, axis=axis, keepdims=True))
 
     def backward(g):
-        g = backend.astype(g, _dtype.float32) if half else g
-        inner = backend.sum(backend.multiply(g, y), axis=axis, keepdims=True)
-        grad = backend.multiply(y, backend.subtract(g, inner))
-        return (backend.astype(grad, _dtype.float16) if half else grad,)
+        return (backend.precisely(gradient, g, x),)
 
-    return record(out, "SoftmaxBackward", (a,), backward, saved=(out,))
+    return record(out, "SoftmaxBackward", (a,), backward, saved=(a,))
 
 
 def logsumexp(a: Tensor, dim: int | Sequence[int] | None, keepdim: bool = False) -> Tensor:
@@ -319,12 +323,16 @@ def logsumexp(a: Tensor, dim: int | Sequence[int] | None, keepdim: bool = False)
     backend, x, shape = a._backend, a._data, a.shape
     if not axes:
         return record(a._like(backend.copy(x)), "LogsumexpBackward", (a,), lambda g: (g,))
-    y = backend.logsumexp(x, axis=axes, keepdims=True)
+    y = backend.precisely(lambda b, x: b.logsumexp(x, axis=axes, keepdims=True), x)
     out = a._like(y if keepdim else backend.reshape(y, [n for i, n in enumerate(shape) if i not in axes]))
 
+    def gradient(b, g, x):  # g times the softmax over the axes, at the working precision
+        if len(axes) == 1:
+            return g * b.softmax(x, axes[0])
+        return g * b.exp(x - b.logsumexp(x, axis=axes, keepdims=True))
+
     def backward(g):
-        g = _expand_back(backend, g, shape, axes, keepdim)
-        return (backend.multiply(g, backend.exp(backend.subtract(x, y))),)
+        return (backend.precisely(gradient, _expand_back(backend, g, shape, axes, keepdim), x),)
 
     return record(out, "LogsumexpBackward", (a,), backward, saved=(a,))
 
@@ -347,8 +355,9 @@ def cumsum(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
     backend = a._backend
     if a.ndim == 0:
         return record(a._like(backend.copy(a._data)), "CumsumBackward", (a,), lambda g: (g,))
-    out = a._like(_accurate(backend, lambda x, axis, keepdims: backend.cumsum(x, axis), a, axis, False))
-    return record(out, "CumsumBackward", (a,), lambda g: (backend.cumsum(g, axis, reverse=True),))
+    out = a._like(a._backend.precisely(lambda b, x: b.cumsum(x, axis), a._data))
+    return record(out, "CumsumBackward", (a,),
+                  lambda g: (backend.precisely(lambda b, g: b.cumsum(g, axis, reverse=True), g),))
 
 
 def _arg_extreme(a, dim, keepdim, largest):
@@ -436,13 +445,40 @@ def var(a: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None
         dim, unbiased = None, dim
     if not a.dtype.is_floating_point:
         raise RuntimeError(f"std and var only support floating point and complex dtypes, got {a.dtype}")
+    return _spread(a, dim, unbiased, keepdim, correction, root=False)
+
+
+def _spread(a, dim, unbiased, keepdim, correction, root: bool):
+    """:func:`var` (or its square root, :func:`std`) in two passes, ``sum((a - mean)**2)``, at
+    the backend's working precision and rounded once; the gradient ``2 (a - mean) / (N - c)``
+    (divided by ``2 std`` for the root), likewise."""
     axes = _axes(a, dim)
+    over = axes if axes else None
     count = 1
-    for axis in axes:
+    for axis in (axes if axes else range(a.ndim)):
         count *= a.shape[axis]
-    centred = ew.sub(a, mean(a, axes if axes else None, keepdim=True)) if axes or a.ndim == 0 else a
-    squares = sum(ew.mul(centred, centred), axes if axes else None, keepdim=keepdim)
-    return ew.div(squares, builtins.max(count - _correction(unbiased, correction), 0))
+    divisor = builtins.max(count - _correction(unbiased, correction), 0)
+    backend, x, shape = a._backend, a._data, a.shape
+
+    def centred(b, x):
+        return x - b.mean(x, axis=over, keepdims=True)
+
+    def value(b, x):
+        d = centred(b, x)
+        v = b.sum(d * d, axis=over, keepdims=True) / divisor
+        return b.sqrt(v) if root else v
+
+    kept = backend.precisely(value, x)
+    out = a._like(kept if keepdim else backend.reshape(kept, [n for i, n in enumerate(shape) if axes and i not in axes]))
+
+    def gradient(b, g, x):
+        # 2 (x - mean) / (N - c) times g; for the root, halved and divided by the std
+        g = b.reshape(g, b.shape(kept))
+        d = centred(b, x)
+        return d * g / (value(b, x) * divisor) if root else d * (g * 2) / divisor
+
+    return record(out, "StdBackward" if root else "VarBackward", (a,),
+                  lambda g: (backend.precisely(gradient, g, x),), saved=(a,))
 
 
 def std(a: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
@@ -457,4 +493,6 @@ def std(a: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None
     """
     if isinstance(dim, bool):
         dim, unbiased = None, dim
-    return ew.sqrt(var(a, dim, unbiased, keepdim, correction=correction))
+    if not a.dtype.is_floating_point:
+        raise RuntimeError(f"std and var only support floating point and complex dtypes, got {a.dtype}")
+    return _spread(a, dim, unbiased, keepdim, correction, root=True)

@@ -11,6 +11,7 @@ from ..._tensor import Tensor
 
 from ..._ops import loss as _loss
 from ..._ops.broadcast import broadcast_shapes
+from ..._ops.precision import in_working_precision
 from .checks import check_reduction, legacy_reduction, require_tensor, same_device, warn_if_broadcast
 from .checks import reduce as apply_reduction  # torch's parameter ``reduce`` takes the short name
 
@@ -40,6 +41,7 @@ def _weighted(losses, weight, input, reduction: str, mean_over_weight: bool = Tr
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
+@in_working_precision("MseLossBackward")
 def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
              reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     """The squared error ``(input - target) ** 2``, reduced.
@@ -75,6 +77,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, re
     return apply_reduction(diff * diff, reduction)
 
 
+@in_working_precision("L1LossBackward")
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     """The absolute error ``|input - target|``, reduced; its gradient at 0 is 0, as torch's.
@@ -112,6 +115,7 @@ def _quadratic_then_linear(diff, threshold: float, scale_quadratic: bool):
     return lucid.where(z < threshold, 0.5 * z * z, threshold * (z - 0.5 * threshold))  # Huber
 
 
+@in_working_precision("SmoothL1LossBackward")
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
                    reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """``0.5 z**2 / beta`` where ``z = |input - target| < beta``, else ``z - 0.5 beta``, reduced.
@@ -149,6 +153,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     return apply_reduction(_quadratic_then_linear(input - target, beta, scale_quadratic=True), reduction)
 
 
+@in_working_precision("HuberLossBackward")
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Tensor | None = None) -> Tensor:
     """``0.5 z**2`` where ``z = |input - target| < delta``, else ``delta (z - 0.5 delta)``, reduced.
@@ -203,6 +208,7 @@ def _binary_weight(weight, input):
     return weight.detach().to(input.dtype)
 
 
+@in_working_precision("BinaryCrossEntropyBackward")
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
                          reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """``-w (y log x + (1 - y) log(1 - x))`` for probabilities ``input``, reduced.
@@ -254,6 +260,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     return apply_reduction(losses, reduction)
 
 
+@in_working_precision("BinaryCrossEntropyWithLogitsBackward")
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      size_average: bool | None = None, reduce: bool | None = None,
                                      reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:

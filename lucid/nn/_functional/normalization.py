@@ -6,6 +6,7 @@ import numbers
 from collections.abc import Sequence
 
 import lucid
+from lucid._ops.precision import widened
 from ..._tensor import Tensor
 
 from .checks import check_dropout_probability, refuse_inplace, require_tensor, same_device
@@ -108,6 +109,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
             )
     same_device(input, weight, bias)
     dims = tuple(range(input.ndim - k, input.ndim))
+    (input, weight, bias), narrow = widened(input, weight, bias, name="NativeLayerNormBackward")
     mean = input.mean(dim=dims, keepdim=True)
     centred = input - mean
     variance = (centred * centred).mean(dim=dims, keepdim=True)
@@ -116,7 +118,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
         out = out * weight
     if bias is not None:
         out = out + bias
-    return out
+    return narrow(out)
 
 
 def check_batch_statistics(input) -> None:
@@ -175,6 +177,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     dims = (0,) + tuple(range(2, input.ndim))
     count = input.numel() // channels if channels else 0
     shape = (1, channels) + (1,) * (input.ndim - 2)
+    # the running statistics stay as they are
+    (input, weight, bias), narrow = widened(input, weight, bias, name="NativeBatchNormBackward")
     if training:
         check_batch_statistics(input)
         mean = input.mean(dim=dims, keepdim=True)
@@ -196,4 +200,4 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         out = out * weight.reshape(shape)
     if bias is not None:
         out = out + bias.reshape(shape)
-    return out
+    return narrow(out)

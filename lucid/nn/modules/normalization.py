@@ -91,7 +91,7 @@ class LayerNorm(Module):
     >>> norm
     LayerNorm((2,), eps=0.0, elementwise_affine=True, bias=True)
     >>> norm(lucid.tensor([[1.0, 3.0]]))
-    tensor([[-1.,  1.]], grad_fn=<AddBackward>)
+    tensor([[-1.,  1.]], grad_fn=<NativeLayerNormBackward>)
     >>> list(norm.state_dict())
     ['weight', 'bias']
     """
