@@ -184,7 +184,7 @@ def test_linspace_matches_torch(args, dtype, device):
     if dtype == "int64":
         _same(ours, theirs)
     elif dtype == "float64":
-        close(ours.numpy(), theirs.numpy(), dtype)
+        close(ours.numpy(), theirs.numpy(), "float64")
     else:  # start + i * step, rounded: against the float64 truth, torch's float32 error the ceiling
         judge(ours.numpy(), theirs.numpy(), truth, dtype, what=f"linspace{args}")
 
