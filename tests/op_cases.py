@@ -1,8 +1,11 @@
 """The differentiable ops of lucid's core, as a table of small cases.
 
 ``test_gradcheck.py`` checks each case's gradients against central finite differences
-in float64 on NumPy; ``test_backends.py`` runs each case on MLX and on NumPy in float32
-and compares the outputs and the gradients. One table, so a new op is checked both ways.
+in float64 on NumPy; ``test_backends.py`` (on MLX and on NumPy) and ``test_tensor_surface.py``
+(the ``SURFACE`` cases) run each case in float32 and hold the outputs and the gradients to
+the float64 truth of the same computation on the same float32 values: the cases of ``EXACT``
+to that truth exactly, the others to ``tolerances.judge`` (torch's float32 error on the same
+inputs the ceiling). One table, so a new op is checked every way.
 
 A case is a function of an array module ``m`` (lucid, or torch to compare against) and
 tensors of it (all requiring grad) that returns one tensor; its inputs are drawn from ``domain``: "any" is uniform in [-2, 2], "pos" in [0.5, 2]. The draws
@@ -292,3 +295,33 @@ assert len(BY_NAME) == len(CASES), "duplicate case names"
 # the cases of the torch surface that test_tensor_surface.py also runs against torch live on
 # every device, in float32 and float64
 SURFACE = CASES[[c.name for c in CASES].index("mm"):]
+
+
+def cotangent(shape, seed) -> np.ndarray:
+    """A float64 host array of ``shape`` to backpropagate from: normal numbers rounded to
+    multiples of 2**-6 (below 8 in magnitude, so of at most 9 significant bits), so that a
+    gradient that only routes, scales by a power of two or adds up a few of them (the
+    duplicates of a gather, the broadcast dimensions of an expand) is exact in float32 and
+    float16."""
+    return np.round(np.random.default_rng(seed).standard_normal(shape) * 64) / 64
+
+
+# the cases whose float32 output and gradients (from a :func:`cotangent`) are exact by
+# construction: they select, move, copy, compare and order their inputs' values, negate them,
+# take their absolute values or scale them by powers of two, and their gradients route the
+# cotangent or add up a few of its values; tests hold them to the float64 truth exactly
+EXACT = frozenset([
+    "div_scalar", "pow_zero", "pow_one", "neg", "neg_method", "abs", "abs_builtin", "clamp_min", "clamp_max",
+    "clamp_both", "clamp_tensor_min", "clamp_tensor_max", "clamp_fn_both", "relu",
+    "max", "max_dim", "max_dim_keepdim", "max_fn", "min", "min_dim", "min_dim_keepdim", "maximum", "minimum",
+    "norm_inf", "norm_neg_inf", "sort", "sort_desc", "topk", "topk_smallest",
+    "reshape", "reshape_tuple", "view", "transpose", "transpose_neg", "T_2d", "T_3d", "permute", "permute_fn",
+    "unsqueeze", "unsqueeze_neg", "squeeze", "squeeze_dim", "flatten", "flatten_from", "flatten_range",
+    *(case.name for case in CASES if case.name.startswith("index_") and case.name not in ("index_add", "index_add_alpha")),
+    "cat", "cat_dim1", "cat_neg_dim", "cat_same", "stack", "stack_last", "where", "where_bcast", "where_scalar",
+    "where_scalar_left", "clone", "to_same", "einsum_transpose", "einsum_diagonal", "einsum_diagonal_3",
+    "t", "t_1d", "narrow", "narrow_neg", "split_sizes", "contiguous", "expand", "repeat", "gather",
+    "gather_dim0_small", "scatter", "scatter_value", "masked_fill", "masked_fill_bcast", "tril", "triu_k",
+    "tril_neg", "flip_dims",
+])
+assert EXACT <= set(BY_NAME), sorted(EXACT - set(BY_NAME))

@@ -1,8 +1,11 @@
 """The everyday torch surface (issue 13) against torch 2.13, live, on every device.
 
 Differentiable ops are the ``SURFACE`` cases of ``op_cases`` (finite differences and the
-MLX-against-NumPy comparison run them too): here each runs through lucid and torch in
-float64 and float32 on every device, outputs and gradients within ``PARITY``. Then what has
+MLX-and-NumPy comparison run them too): here each runs through lucid and torch on every
+device, in float64 outputs and gradients within ``PARITY``, in float32 against the float64
+truth of the same computation on the same float32 values, exactly where the case is exact
+by construction (``op_cases.EXACT``), else judged in ulps with torch's float32 error as the
+ceiling (``tolerances.judge``). Then what has
 no gradient (indices, integer results, factories, random fills), the names (dtype aliases,
 tensor types, devices, generators) and the errors of bad arguments, each compared with
 what torch raises.
@@ -10,19 +13,20 @@ what torch raises.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
 import lucid
+import op_cases
+from helpers import case_truth, judge_case, run_case
 from helpers import raised as _raised
 from conftest import DEVICES
 from op_cases import SURFACE
-from tolerances import PARITY, close
+from tolerances import close, judge
 
 torch = pytest.importorskip("torch")
-
-DTYPES = ["float64", "float32"]
-
 
 def _pair(array, dtype, device):
     ours = lucid.tensor(array, dtype=getattr(lucid, dtype), device=device, requires_grad=True)
@@ -31,20 +35,34 @@ def _pair(array, dtype, device):
 
 
 @pytest.mark.filterwarnings("ignore:The use of `x.T` on tensors of dimension other than 2")
-@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("case", SURFACE, ids=lambda c: c.name)
-def test_op_matches_torch(case, device, dtype):
-    pairs = [_pair(a, dtype, device) for a in case.arrays(seed=3)]
+def test_op_matches_torch(case, device):
+    pairs = [_pair(a, "float64", device) for a in case.arrays(seed=3)]
     ours, theirs = [p[0] for p in pairs], [p[1] for p in pairs]
     out, expected = case.fn(lucid, *ours), case.fn(torch, *theirs)
-    assert out.shape == tuple(expected.shape) and out.dtype is getattr(lucid, dtype) and out.device == device
-    close(out.detach().cpu().numpy(), expected.detach().numpy(), dtype)
+    assert out.shape == tuple(expected.shape) and out.dtype is lucid.float64 and out.device == device
+    close(out.detach().cpu().numpy(), expected.detach().numpy(), "float64")
     cotangent = np.random.default_rng(5).standard_normal(out.shape)
     out.backward(lucid.tensor(cotangent, dtype=out.dtype, device=device))
     expected.backward(torch.tensor(cotangent, dtype=expected.dtype))
     for mine, reference in zip(ours, theirs):
-        close(mine.grad.cpu().numpy(), reference.grad.numpy(), dtype)
+        close(mine.grad.cpu().numpy(), reference.grad.numpy(), "float64")
+
+
+@pytest.mark.filterwarnings("ignore:The use of `x.T` on tensors of dimension other than 2")
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", SURFACE, ids=lambda c: c.name)
+def test_op_in_float32_against_the_truth(case, device):
+    """The same case in float32 from the same inputs, rounded to float32, and a cotangent of
+    ``op_cases.cotangent``'s: lucid's output and gradients against the float64 truth (torch's
+    float64 run on those float32 values), torch's float32 run the ceiling."""
+    arrays = [a.astype(np.float32) for a in case.arrays(seed=3)]
+    cotangent = functools.partial(op_cases.cotangent, seed=5)
+    out, *mine = run_case(case, lucid, arrays, "float32", cotangent, device)
+    _, *reference = run_case(case, torch, arrays, "float32", cotangent)
+    assert out.dtype is lucid.float32 and out.device == device
+    judge_case(case, mine, reference, case_truth(case, arrays, cotangent), "float32", f"{case.name} on {device}")
 
 
 # --- results without gradients ------------------------------------------------------------------
@@ -162,10 +180,13 @@ def test_linspace_matches_torch(args, dtype, device):
     ours = lucid.linspace(*args, dtype=getattr(lucid, dtype), device=device)
     theirs = torch.linspace(*args, dtype=getattr(torch, dtype))
     assert ours.shape == tuple(theirs.shape) and ours.dtype is getattr(lucid, dtype)
+    truth = np.linspace(*args)
     if dtype == "int64":
         _same(ours, theirs)
-    else:
-        close(ours.numpy(), theirs.numpy(), dtype)
+    elif dtype == "float64":
+        close(ours.numpy(), theirs.numpy(), "float64")
+    else:  # start + i * step, rounded: against the float64 truth, torch's float32 error the ceiling
+        judge(ours.numpy(), theirs.numpy(), truth, dtype, what=f"linspace{args}")
 
 
 def test_factories_match_torch_shapes_and_dtypes(device):
