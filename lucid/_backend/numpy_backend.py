@@ -7,13 +7,14 @@ or when the environment sets ``LUCID_JIT=0``.
 
 from __future__ import annotations
 
-import math
+import importlib
 import os
 import weakref
 
 import numpy as np
 
 from .. import _dtype
+from . import erf64
 from . import rules as _rules
 from .base import Backend
 
@@ -27,17 +28,21 @@ def _all_contiguous(arrays) -> bool:
     return True
 
 
-def _load_numba_rules():
-    """:mod:`numba_rules`, or None where numba is missing or ``LUCID_JIT=0`` turns it off."""
+def _load_numba(module: str):
+    """The numba-compiled ``module`` of this package, or None where numba is missing or
+    ``LUCID_JIT=0`` turns it off."""
     if os.environ.get("LUCID_JIT", "1").strip().lower() in ("0", "false", "no", "off"):
         return None
     try:
         import numba  # noqa: F401 - only whether it imports
     except ImportError:
         return None
-    from . import numba_rules
+    return importlib.import_module(f"{__package__}.{module}")
 
-    return numba_rules
+
+def _load_numba_rules():
+    """:mod:`numba_rules`, or None (see :func:`_load_numba`)."""
+    return _load_numba("numba_rules")
 
 _TO_NATIVE = {
     _dtype.bool_: np.dtype(np.bool_),
@@ -283,17 +288,23 @@ class _NumbaBatch:
                                         scalars if shared else scalars[k])
 
 
-# NumPy has no erf or erfc: libm's, element by element, in float64 and rounded to the dtype
-def _libm(function):
-    double = np.frompyfunc(function, 1, 1)
-
-    def apply(a):
-        a = np.asarray(a)
-        return np.asarray(double(a.astype(np.float64)), dtype=np.float64).astype(a.dtype, copy=False)
-
-    apply.__doc__ = f"libm's {function.__name__} of a NumPy array, in float64, rounded to its dtype."
-    return apply
+_special = None  # erf and erfc in float64: numba's where it is on, else erf64's (see _erf)
 
 
-_erf = _libm(math.erf)
-_erfc = _libm(math.erfc)
+def _erf(a):
+    """The error function of a NumPy array, in float64 (NumPy has none), rounded to its dtype."""
+    a = np.asarray(a)
+    return _special_functions().erf(a.astype(np.float64, copy=False)).astype(a.dtype, copy=False)
+
+
+def _erfc(a):
+    """``1 - erf(a)`` likewise."""
+    a = np.asarray(a)
+    return _special_functions().erfc(a.astype(np.float64, copy=False)).astype(a.dtype, copy=False)
+
+
+def _special_functions():
+    global _special
+    if _special is None:
+        _special = _load_numba("numba_special") or erf64
+    return _special

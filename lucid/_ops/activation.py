@@ -37,7 +37,7 @@ def gelu(a: Tensor) -> Tensor:
     tensor([-2.1317785e-32,  0.0000000e+00,  8.4134477e-01])
     """
     return _unary("GeluBackward", a, lambda b, x: x * b.ndtr(x),
-                  lambda b, x, y: b.ndtr(x) + x * (_INV_SQRT_2PI * b.exp_neg_square(x, 0.5)))
+                  lambda b, x: b.ndtr(x) + x * (_INV_SQRT_2PI * b.exp_neg_square(x, 0.5)))
 
 
 def _tanh_gelu_argument(x):
@@ -54,7 +54,7 @@ def gelu_tanh(a: Tensor) -> Tensor:
     >>> gelu_tanh(lucid.tensor([1.0], dtype=lucid.float64))
     tensor([0.84119199], dtype=lucid.float64)
     """
-    def derivative(b, x, y):
+    def derivative(b, x):
         u2 = 2 * _tanh_gelu_argument(x)
         du2 = 2 * _TANH_GELU_SCALE * (1 + 3 * _TANH_GELU_CUBIC * (x * x))
         s = b.sigmoid(u2)
@@ -74,7 +74,7 @@ def silu(a: Tensor) -> Tensor:
     tensor([-3.720447e-42,  7.310586e-01])
     """
     return _unary("SiluBackward", a, lambda b, x: x * b.sigmoid(x),
-                  lambda b, x, y: b.sigmoid(x) * (1 + x * b.sigmoid(-x)))
+                  lambda b, x: b.sigmoid(x) * (1 + x * b.sigmoid(-x)))
 
 
 def softplus(a: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
@@ -92,7 +92,7 @@ def softplus(a: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
         z = x * beta
         return b.where(z > threshold, x, _softplus(b, z) / beta)
 
-    def derivative(b, x, y):
+    def derivative(b, x):
         z = x * beta
         return b.where(z > threshold, b.ones_like(z), b.sigmoid(z))
 
@@ -109,7 +109,7 @@ def mish(a: Tensor) -> Tensor:
     >>> mish(lucid.tensor([0.0, 1.0], dtype=lucid.float64))
     tensor([0.        , 0.86509839], dtype=lucid.float64)
     """
-    def derivative(b, x, y):
+    def derivative(b, x):
         s = _softplus(b, x)
         return b.tanh(s) + x * _sech2(b, s) * b.sigmoid(x)
 
@@ -127,7 +127,7 @@ def elu(a: Tensor, alpha: float = 1.0) -> Tensor:
     tensor([-0.63212056,  2.        ], dtype=lucid.float64)
     """
     return _unary("EluBackward", a, lambda b, x: b.where(x > 0, x, alpha * b.expm1(b.minimum(x, 0))),
-                  lambda b, x, y: b.where(x > 0, b.ones_like(x), alpha * b.exp(b.minimum(x, 0))))
+                  lambda b, x: b.where(x > 0, b.ones_like(x), alpha * b.exp(b.minimum(x, 0))))
 
 
 def softsign(a: Tensor) -> Tensor:
@@ -141,7 +141,7 @@ def softsign(a: Tensor) -> Tensor:
     tensor([-0.5 ,  0.75])
     """
     return _unary("SoftsignBackward", a, lambda b, x: x / (1 + b.abs(x)),
-                  lambda b, x, y: 1 / ((1 + b.abs(x)) * (1 + b.abs(x))))
+                  lambda b, x: 1 / ((1 + b.abs(x)) * (1 + b.abs(x))))
 
 
 def leaky_relu(a: Tensor, negative_slope: float = 0.01) -> Tensor:
@@ -155,4 +155,4 @@ def leaky_relu(a: Tensor, negative_slope: float = 0.01) -> Tensor:
     tensor([-1.,  3.])
     """
     return _unary("LeakyReluBackward", a, lambda b, x: b.where(x > 0, x, x * negative_slope),
-                  lambda b, x, y: b.where(x > 0, b.ones_like(x), b.full(b.shape(x), negative_slope, b.dtype_of(x))))
+                  lambda b, x: b.where(x > 0, b.ones_like(x), b.full(b.shape(x), negative_slope, b.dtype_of(x))))

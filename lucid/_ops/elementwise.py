@@ -305,21 +305,20 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     return record(out, "MmBackward", (a, b), backward, saved=(a, b))
 
 
-def _unary(name, a, compute, derivative, saved_input=True):
-    """An elementwise op ``compute(backend, x)`` with ``grad_in = grad_out * derivative(backend, x, out)``,
+def _unary(name, a, compute, derivative):
+    """An elementwise op ``compute(backend, x)`` with ``grad_in = grad_out * derivative(backend, x)``,
     each formula evaluated at the backend's working precision and rounded once
-    (:meth:`~lucid._backend.base.Backend.precisely`)."""
+    (:meth:`~lucid._backend.base.Backend.precisely`): the derivative from the input, not from
+    the rounded output (``1 - tanh(x)**2`` from ``tanh(x)`` loses every digit as it nears 1)."""
     if not a.dtype.is_floating_point:
         a = a.to(_dtype.default_float)
     backend, x = a._backend, a._data
-    y = backend.precisely(compute, x)
-    out = a._like(y)
-    saved = (a, out) if saved_input else (out,)
+    out = a._like(backend.precisely(compute, x))
 
     def backward(g):
-        return (backend.precisely(lambda b, g, x, y: b.multiply(g, derivative(b, x, y)), g, x, y),)
+        return (backend.precisely(lambda b, g, x: b.multiply(g, derivative(b, x)), g, x),)
 
-    return record(out, name, (a,), backward, saved=saved)
+    return record(out, name, (a,), backward, saved=(a,))
 
 
 def _sech2(b, x):
@@ -361,7 +360,7 @@ def exp(a: Tensor) -> Tensor:
     >>> lucid.exp(lucid.tensor([0.0, 1.0]))  # each value the float32 nearest the true one
     tensor([1.       , 2.7182817])
     """
-    return _unary("ExpBackward", a, lambda b, x: b.exp(x), lambda b, x, y: y, saved_input=False)
+    return _unary("ExpBackward", a, lambda b, x: b.exp(x), lambda b, x: b.exp(x))
 
 
 def log(a: Tensor) -> Tensor:
@@ -373,7 +372,7 @@ def log(a: Tensor) -> Tensor:
     >>> lucid.log(lucid.tensor([1.0, 4.0])).tolist()
     [0.0, 1.3862943649291992]
     """
-    return _unary("LogBackward", a, lambda b, x: b.log(x), lambda b, x, y: b.divide(1, x))
+    return _unary("LogBackward", a, lambda b, x: b.log(x), lambda b, x: b.divide(1, x))
 
 
 def sqrt(a: Tensor) -> Tensor:
@@ -385,7 +384,7 @@ def sqrt(a: Tensor) -> Tensor:
     >>> lucid.sqrt(lucid.tensor([4, 9]))
     tensor([2., 3.])
     """
-    return _unary("SqrtBackward", a, lambda b, x: b.sqrt(x), lambda b, x, y: b.divide(0.5, b.sqrt(x)))
+    return _unary("SqrtBackward", a, lambda b, x: b.sqrt(x), lambda b, x: b.divide(0.5, b.sqrt(x)))
 
 
 def tanh(a: Tensor) -> Tensor:
@@ -397,7 +396,7 @@ def tanh(a: Tensor) -> Tensor:
     >>> lucid.tanh(lucid.tensor([0.0]))
     tensor([0.])
     """
-    return _unary("TanhBackward", a, lambda b, x: b.tanh(x), lambda b, x, y: _sech2(b, x))
+    return _unary("TanhBackward", a, lambda b, x: b.tanh(x), lambda b, x: _sech2(b, x))
 
 
 def sigmoid(a: Tensor) -> Tensor:
@@ -409,7 +408,7 @@ def sigmoid(a: Tensor) -> Tensor:
     >>> lucid.sigmoid(lucid.tensor([-1000.0, 0.0, 1000.0]))
     tensor([0. , 0.5, 1. ])
     """
-    return _unary("SigmoidBackward", a, lambda b, x: b.sigmoid(x), lambda b, x, y: _sigmoid_derivative(b, x))
+    return _unary("SigmoidBackward", a, lambda b, x: b.sigmoid(x), lambda b, x: _sigmoid_derivative(b, x))
 
 
 def log1p(a: Tensor) -> Tensor:
@@ -421,7 +420,7 @@ def log1p(a: Tensor) -> Tensor:
     >>> lucid.log1p(lucid.tensor([1e-20, 0.0], dtype=lucid.float64))
     tensor([1.e-20, 0.e+00], dtype=lucid.float64)
     """
-    return _unary("Log1PBackward", a, lambda b, x: b.log1p(x), lambda b, x, y: b.divide(1, b.add(x, 1)))
+    return _unary("Log1PBackward", a, lambda b, x: b.log1p(x), lambda b, x: b.divide(1, b.add(x, 1)))
 
 
 def expm1(a: Tensor) -> Tensor:
@@ -434,7 +433,7 @@ def expm1(a: Tensor) -> Tensor:
     tensor([1.e-20, 0.e+00], dtype=lucid.float64)
     """
     # the derivative is exp(a), not out + 1, which would lose every digit where exp(a) is tiny
-    return _unary("Expm1Backward", a, lambda b, x: b.expm1(x), lambda b, x, y: b.exp(x))
+    return _unary("Expm1Backward", a, lambda b, x: b.expm1(x), lambda b, x: b.exp(x))
 
 
 def relu(a: Tensor) -> Tensor:
@@ -632,7 +631,7 @@ def sin(a: Tensor) -> Tensor:
     >>> lucid.sin(lucid.tensor([0.0, 1.5707963267948966], dtype=lucid.float64))
     tensor([0., 1.], dtype=lucid.float64)
     """
-    return _unary("SinBackward", a, lambda b, x: b.sin(x), lambda b, x, y: b.cos(x))
+    return _unary("SinBackward", a, lambda b, x: b.sin(x), lambda b, x: b.cos(x))
 
 
 def cos(a: Tensor) -> Tensor:
@@ -644,7 +643,7 @@ def cos(a: Tensor) -> Tensor:
     >>> lucid.cos(lucid.tensor([0.0]))
     tensor([1.])
     """
-    return _unary("CosBackward", a, lambda b, x: b.cos(x), lambda b, x, y: b.negative(b.sin(x)))
+    return _unary("CosBackward", a, lambda b, x: b.cos(x), lambda b, x: b.negative(b.sin(x)))
 
 
 def _extremum(a, b, largest: bool):
@@ -790,7 +789,7 @@ def erf(a: Tensor) -> Tensor:
     tensor([0.        , 0.84270079], dtype=lucid.float64)
     """
     return _unary("ErfBackward", a, lambda b, x: b.erf(x),
-                  lambda b, x, y: b.multiply(_TWO_OVER_SQRT_PI, b.exp_neg_square(x)))
+                  lambda b, x: b.multiply(_TWO_OVER_SQRT_PI, b.exp_neg_square(x)))
 
 
 def _triangle(a, diagonal, lower):
