@@ -150,3 +150,31 @@ def test_the_docs_table_covers_every_case_within_the_ceilings():
             figures = [float(x) for x in cell.split(" / ")]
             for figure, gradient in zip(figures, (False, True)):
                 assert figure <= ulps_ceiling(device, dtype, name, gradient), (name, dtype, device, cell)
+
+
+@pytest.mark.parametrize("name", ["erf", "erfc"])
+def test_the_float64_error_functions_behind_cpu_match_libm(name):
+    """lucid "cpu" takes erf and erfc in float64 from numba's vectorised libm, or where numba
+    is off from erf64.py (Cody's rational approximations): both against libm's, within 4
+    float64 ulps (erf64's tail through the exact split of y**2 included), NaN and the
+    infinities as libm's."""
+    import math
+
+    from lucid._backend import erf64
+
+    x = np.concatenate([np.linspace(-27, 27, 100_001), np.logspace(-300, 1.4, 2000), -np.logspace(-300, 1.4, 2000),
+                        [0.0, -0.0, 0.46875, -0.46875, 4.0, -4.0, np.inf, -np.inf]])
+    truth = np.array([getattr(math, name)(v) for v in x])
+    implementations = [getattr(erf64, name)]
+    try:
+        from lucid._backend import numba_special
+    except ImportError:
+        pass
+    else:
+        implementations.append(getattr(numba_special, name))
+    for implementation in implementations:
+        got = implementation(x)
+        assert np.array_equal(np.isnan(got), np.isnan(truth))
+        err = ulps.errors(got, truth, "float64")
+        assert err.max() <= 4, (implementation.__module__, x[np.argmax(err)], err.max())
+    assert np.isnan(erf64.erf(np.array([np.nan]))).all()
