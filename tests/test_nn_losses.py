@@ -12,7 +12,7 @@ import lucid
 import lucid.nn.functional as F
 from lucid import nn
 from helpers import assert_same_signature
-from nn_parity import DEVICE_DTYPES, assert_same_error, compare_grads, compare_outputs, ids, to_torch
+from nn_parity import DEVICE_DTYPES, assert_same_error, function_parity, ids, to_torch
 from tolerances import close
 
 torch = pytest.importorskip("torch")
@@ -20,23 +20,6 @@ TF = torch.nn.functional
 
 REDUCTIONS = ["mean", "sum", "none"]
 SHAPES = {"1-D": (7,), "2-D": (4, 5), "3-D": (2, 3, 4)}
-
-
-def _pair(array, device, dtype, requires_grad=True):
-    ours = lucid.tensor(np.asarray(array), dtype=getattr(lucid, dtype), device=device, requires_grad=requires_grad)
-    return ours, to_torch(array, dtype, requires_grad)
-
-
-def _run(fn_ours, fn_theirs, arrays, device, dtype, seed=0, **options):
-    """Both losses on the same numbers; compare the value and the gradients of every float input."""
-    pairs = [_pair(a, device, dtype) for a in arrays]
-    out = fn_ours(*[p[0] for p in pairs], **options)
-    t_out = fn_theirs(*[p[1] for p in pairs], **options)
-    compare_outputs(out, t_out, dtype)
-    g = np.random.default_rng(seed).standard_normal(tuple(t_out.shape))
-    (out * lucid.tensor(g, dtype=out.dtype, device=device)).sum().backward()
-    (t_out * torch.tensor(g, dtype=t_out.dtype)).sum().backward()
-    compare_grads(pairs, dtype)
 
 
 def _inputs(shape, kind, seed=0):
@@ -66,7 +49,7 @@ def _inputs(shape, kind, seed=0):
 ], ids=["mse", "l1", "smooth_l1", "smooth_l1-beta", "smooth_l1-beta0", "huber", "huber-delta"])
 def test_regression_losses_match_torch(name, options, reduction, shape, device, dtype):
     x, y = _inputs(SHAPES[shape], "regression")
-    _run(getattr(F, name), getattr(TF, name), [x, y], device, dtype, reduction=reduction, **options)
+    function_parity(getattr(F, name), getattr(TF, name), [x, y], device, dtype, reduction=reduction, **options)
 
 
 @pytest.mark.parametrize("device,dtype", DEVICE_DTYPES, ids=ids(DEVICE_DTYPES))
@@ -75,9 +58,8 @@ def test_regression_losses_match_torch(name, options, reduction, shape, device, 
 def test_per_element_weights_match_torch(name, reduction, device, dtype):
     x, y = _inputs((3, 4), "regression")
     w = np.random.default_rng(9).random((3, 4))
-    weight, t_weight = _pair(w, device, dtype, requires_grad=False)
-    _run(lambda a, b: getattr(F, name)(a, b, reduction=reduction, weight=weight),
-         lambda a, b: getattr(TF, name)(a, b, reduction=reduction, weight=t_weight), [x, y], device, dtype)
+    function_parity(getattr(F, name), getattr(TF, name), [x, y], device, dtype, constants={"weight": w},
+                    reduction=reduction)
 
 
 @pytest.mark.parametrize("device,dtype", DEVICE_DTYPES, ids=ids(DEVICE_DTYPES))
@@ -86,15 +68,10 @@ def test_per_element_weights_match_torch(name, reduction, device, dtype):
 @pytest.mark.parametrize("weighted", [False, True])
 def test_binary_cross_entropy_matches_torch(weighted, reduction, shape, device, dtype):
     p, y = _inputs(SHAPES[shape], "probabilities", seed=1)
-    options = {"reduction": reduction}
-    if weighted:
-        w = np.random.default_rng(3).random(SHAPES[shape][-1:])  # broadcast along the last dimension
-        options_ours = {**options, "weight": lucid.tensor(w, dtype=getattr(lucid, dtype), device=device)}
-        options_theirs = {**options, "weight": to_torch(w, dtype)}
-    else:
-        options_ours = options_theirs = options
-    _run(lambda a, b: F.binary_cross_entropy(a, b, **options_ours),
-         lambda a, b: TF.binary_cross_entropy(a, b, **options_theirs), [p, y], device, dtype)
+    # the weight broadcast along the last dimension
+    constants = {"weight": np.random.default_rng(3).random(SHAPES[shape][-1:])} if weighted else None
+    function_parity(F.binary_cross_entropy, TF.binary_cross_entropy, [p, y], device, dtype, constants=constants,
+         reduction=reduction)
 
 
 @pytest.mark.parametrize("device,dtype", DEVICE_DTYPES, ids=ids(DEVICE_DTYPES))
@@ -106,15 +83,10 @@ def test_binary_cross_entropy_with_logits_matches_torch(option, reduction, shape
     x.flat[0] = 40.0  # saturated logits
     x.flat[-1] = -40.0
     rng = np.random.default_rng(4)
-    extra_ours, extra_theirs = {}, {}
-    for name in ("weight", "pos_weight"):
-        if option in (name, "both"):
-            values = rng.random(SHAPES[shape][-1:]) * 3
-            extra_ours[name] = lucid.tensor(values, dtype=getattr(lucid, dtype), device=device)
-            extra_theirs[name] = to_torch(values, dtype)
-    _run(lambda a, b: F.binary_cross_entropy_with_logits(a, b, reduction=reduction, **extra_ours),
-         lambda a, b: TF.binary_cross_entropy_with_logits(a, b, reduction=reduction, **extra_theirs),
-         [x, y], device, dtype)
+    constants = {name: rng.random(SHAPES[shape][-1:]) * 3 for name in ("weight", "pos_weight")
+                 if option in (name, "both")}
+    function_parity(F.binary_cross_entropy_with_logits, TF.binary_cross_entropy_with_logits, [x, y], device, dtype,
+         constants=constants, reduction=reduction)
 
 
 # --- modules -------------------------------------------------------------------------------------
@@ -135,7 +107,7 @@ def test_loss_modules_match_torch(name, device, dtype):
     x, y = _inputs((5, 3), kind, seed=5)
     ours, theirs = getattr(nn, name)(**options), getattr(torch.nn, name)(**options)
     assert repr(ours) == repr(theirs)
-    _run(ours, theirs, [x, y], device, dtype)
+    function_parity(ours, theirs, [x, y], device, dtype)
 
 
 @pytest.mark.parametrize("device,dtype", DEVICE_DTYPES, ids=ids(DEVICE_DTYPES))
@@ -152,32 +124,20 @@ def test_cross_entropy_and_nll_modules_match_torch(options, device, dtype):
         theirs_kw["weight"] = to_torch(w, dtype)
     ours, theirs = nn.CrossEntropyLoss(**ours_kw), torch.nn.CrossEntropyLoss(**theirs_kw)
     assert list(ours.state_dict()) == list(theirs.state_dict())
-    x, tx = _pair(logits, device, dtype)
-    out, t_out = ours(x, lucid.tensor(target, device=device)), theirs(tx, torch.tensor(target))
-    compare_outputs(out, t_out, dtype)
-    out.backward()
-    t_out.backward()
-    compare_grads([(x, tx)], dtype)
+    function_parity(ours, theirs, [logits, target], device, dtype)
     # probabilities as targets
     probs = rng.dirichlet(np.ones(4), 6)
-    x.grad, tx.grad = None, None
     smoothing = {"label_smoothing": options.get("label_smoothing", 0.0)}
     weight_kw = {"weight": ours_kw["weight"]} if "weight" in ours_kw else {}
     t_weight_kw = {"weight": theirs_kw["weight"]} if "weight" in theirs_kw else {}
-    out = nn.CrossEntropyLoss(**weight_kw, **smoothing)(x, lucid.tensor(probs, dtype=x.dtype, device=device))
-    t_out = torch.nn.CrossEntropyLoss(**t_weight_kw, **smoothing)(tx, to_torch(probs, dtype))
-    compare_outputs(out, t_out, dtype)
+    function_parity(nn.CrossEntropyLoss(**weight_kw, **smoothing),
+                    torch.nn.CrossEntropyLoss(**t_weight_kw, **smoothing), [logits, probs], device, dtype,
+                    grad=[True, False])
     nll_kw = {k: v for k, v in ours_kw.items() if k != "label_smoothing"}
     t_nll_kw = {k: v for k, v in theirs_kw.items() if k != "label_smoothing"}
     logp = rng.standard_normal((6, 4, 2))
-    lp, tlp = _pair(logp, device, dtype)
     spatial = rng.integers(0, 4, (6, 2))
-    out = nn.NLLLoss(**nll_kw)(lp, lucid.tensor(spatial, device=device))
-    t_out = torch.nn.NLLLoss(**t_nll_kw)(tlp, torch.tensor(spatial))
-    compare_outputs(out, t_out, dtype)
-    out.backward()
-    t_out.backward()
-    compare_grads([(lp, tlp)], dtype)
+    function_parity(nn.NLLLoss(**nll_kw), torch.nn.NLLLoss(**t_nll_kw), [logp, spatial], device, dtype)
 
 
 def test_weights_are_buffers_that_follow_the_module():

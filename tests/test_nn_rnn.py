@@ -14,11 +14,18 @@ from helpers import assert_same_signature
 from nn_parity import (
     DEVICES, assert_same_error, compare_grads, compare_outputs, host, ids, load_torch_state, module_parity,
 )
+from tolerances import JUDGED_RECURRENT
 
 torch = pytest.importorskip("torch")
 
-# float64 on cpu and float32 on gpu (the cells' float32 on cpu is what the gpu run checks, and time is short)
+# float64 on cpu and float32 on gpu (the cells' float32 on cpu is what the gpu run checks, and time is short);
+# float32 judged against the float64 truth with the recurrences' table (tolerances.JUDGED_RECURRENT)
 DEVICE_DTYPES = [("cpu", "float64")] + [("gpu", "float32")] * ("gpu" in DEVICES)
+
+
+def parity(ours, theirs, inputs, device, dtype, **options):
+    """``module_parity`` of a recurrent module: its float32 results judged as a recurrence's."""
+    return module_parity(ours, theirs, inputs, device, dtype, table=JUDGED_RECURRENT, **options)
 
 RNN_CASES = {
     "plain": {},
@@ -51,7 +58,7 @@ def test_recurrent_layers_match_torch(kind, case, device, dtype):
         ours.eval()
         theirs.eval()
     shape = (2, 5, 3) if options.get("batch_first") else (5, 2, 3)
-    module_parity(ours, theirs, [np.random.default_rng(0).standard_normal(shape)], device, dtype)
+    parity(ours, theirs, [np.random.default_rng(0).standard_normal(shape)], device, dtype)
 
 
 @pytest.mark.parametrize("device,dtype", DEVICE_DTYPES, ids=ids(DEVICE_DTYPES))
@@ -68,7 +75,7 @@ def test_initial_states_get_gradients(kind, batched, device, dtype):
     def call(module, x, *state):
         return module(x, tuple(state) if len(state) == 2 else state[0])
 
-    module_parity(ours, theirs, inputs, device, dtype, call=call)
+    parity(ours, theirs, inputs, device, dtype, call=call)
 
 
 @pytest.mark.parametrize("device,dtype", DEVICE_DTYPES, ids=ids(DEVICE_DTYPES))
@@ -76,7 +83,7 @@ def test_lstm_projection_matches_torch(device, dtype):
     theirs = torch.nn.LSTM(3, 5, num_layers=2, proj_size=2, bidirectional=True, dtype=getattr(torch, dtype))
     ours = nn.LSTM(3, 5, num_layers=2, proj_size=2, bidirectional=True, dtype=getattr(lucid, dtype), device=device)
     assert repr(ours) == repr(theirs)
-    module_parity(ours, theirs, [np.random.default_rng(2).standard_normal((4, 2, 3))], device, dtype)
+    parity(ours, theirs, [np.random.default_rng(2).standard_normal((4, 2, 3))], device, dtype)
 
 
 @pytest.mark.parametrize("device,dtype", DEVICE_DTYPES, ids=ids(DEVICE_DTYPES))
@@ -98,7 +105,7 @@ def test_cells_match_torch_over_several_steps(kind, bias, device, dtype):
             outputs.append(state)
         return outputs
 
-    module_parity(ours, theirs, [xs], device, dtype, call=unroll)
+    parity(ours, theirs, [xs], device, dtype, call=unroll)
 
 
 @pytest.mark.parametrize("name", ["LSTMCell", "GRUCell", "RNNCell"])
