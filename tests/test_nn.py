@@ -1,11 +1,13 @@
 """lucid.nn: Module bookkeeping, conversions that keep Parameter identity, state dicts, layers.
 
 Where torch can say what is right (reprs, error messages, layer outputs and gradients), it
-is asked live; tolerances come from ``tolerances.py``.
+is asked live; tolerances come from ``tolerances.py``, and float32 results are judged against
+the float64 truth of the same computation, torch's error the ceiling (``nn_parity``).
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from collections import OrderedDict
@@ -16,7 +18,8 @@ import pytest
 import lucid
 import lucid.nn.functional as F
 from lucid import nn
-from tolerances import close
+from nn_parity import agree, function_parity, host, module_parity, needs_truth, truth_of
+from tolerances import CORRECTLY_ROUNDED, judge, normwise_ulps
 
 GPU = lucid.is_available("gpu")
 needs_gpu = pytest.mark.skipif(not GPU, reason="MLX (the gpu device) is not installed")
@@ -25,11 +28,6 @@ needs_gpu = pytest.mark.skipif(not GPU, reason="MLX (the gpu device) is not inst
 def parity_dtype(device):
     """float64 on cpu (parity at 1e-12), float32 on gpu (what MLX runs on an Apple GPU)."""
     return lucid.float64 if device == "cpu" else lucid.float32
-
-
-def host(t) -> np.ndarray:
-    """The values as float64 NumPy (a copy, shape kept even when empty)."""
-    return np.array(np.asarray(t.detach()), dtype=np.float64)
 
 
 def exact(t) -> np.ndarray:
@@ -342,7 +340,11 @@ def test_state_dict_round_trip(device):
     assert repr(result) == "<All keys matched successfully>"
     assert all(a is b for a, b in zip(target.parameters(), params))
     assert all(p.device == device and p.dtype is lucid.float32 for p in params)
-    close(host(target(idx.to(device))), host(source(idx)), "float32")
+    for key, value in source.state_dict().items():
+        np.testing.assert_array_equal(host(target.state_dict()[key]), host(value), err_msg=key)
+    # the same weights on the same device compute the same numbers, bit for bit
+    same = copy.deepcopy(source).to(device)
+    np.testing.assert_array_equal(host(target(idx.to(device))), host(same(idx.to(device))))
 
 
 def test_load_state_dict_casts_to_the_parameter_dtype(device):
@@ -459,11 +461,13 @@ def test_linear_init_bounds_and_seed(fan_in):
     w, b = host(layer.weight), host(layer.bias)
     assert w.shape == (40, fan_in) and b.shape == (40,)
     assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
-    # drawn from lucid.rand: the same seed gives the same numbers, weight first, then bias
+    # drawn from lucid.rand: the same seed gives the same numbers, weight first, then bias, each
+    # U(-bound, bound) in float64 rounded once to float32 (kaiming's bound is 1 / sqrt(fan_in) up to
+    # float64 rounding): within half an ulp of the largest
     lucid.manual_seed(7)
     u_w, u_b = host(lucid.rand(40, fan_in, dtype=lucid.float64)), host(lucid.rand(40, dtype=lucid.float64))
-    close(w, (u_w * 2 - 1) * bound, "float32")
-    close(b, (u_b * 2 - 1) * bound, "float32")
+    assert normwise_ulps(w, (u_w * 2 - 1) * bound, "float32") <= CORRECTLY_ROUNDED
+    assert normwise_ulps(b, (u_b * 2 - 1) * bound, "float32") <= CORRECTLY_ROUNDED
 
 
 def test_linear_init_is_uniform_over_the_whole_interval():
@@ -499,18 +503,9 @@ def test_linear_matches_torch(device, shape):
     dtype = parity_dtype(device)
     layer = nn.Linear(3, 2, device=device, dtype=dtype)
     t_layer = torch.nn.Linear(3, 2).to(getattr(torch, dtype.name))
-    with torch.no_grad():
-        t_layer.weight.copy_(torch.tensor(host(layer.weight)))
-        t_layer.bias.copy_(torch.tensor(host(layer.bias)))
     x = np.random.default_rng(0).standard_normal(shape)
-    lx = lucid.tensor(x, dtype=dtype, device=device, requires_grad=True)
-    tx = torch.tensor(x, dtype=t_layer.weight.dtype, requires_grad=True)
-    out, t_out = layer(lx), t_layer(tx)
-    close(host(out), t_out.detach().numpy(), dtype.name)
-    (out * out).sum().backward()
-    (t_out * t_out).sum().backward()
-    for ours, theirs in ((lx, tx), (layer.weight, t_layer.weight), (layer.bias, t_layer.bias)):
-        close(host(ours.grad), theirs.grad.numpy(), dtype.name)
+    # torch's weights loaded; outputs, input and weight gradients and the state compared
+    module_parity(layer, t_layer, [x], device, dtype.name)
 
 
 @pytest.mark.parametrize("frozen", ["input", "weight", "bias", "no bias"])
@@ -519,40 +514,26 @@ def test_linear_gradients_match_torch_with_some_inputs_needing_none(device, froz
     torch = pytest.importorskip("torch")
     dtype = parity_dtype(device)
     rng = np.random.default_rng(1)
-    x, w, b = rng.standard_normal((5, 3)), rng.standard_normal((4, 3)), rng.standard_normal(4)
-    ours = [lucid.tensor(v, dtype=dtype, device=device, requires_grad=True) for v in (x, w, b)]
-    theirs = [torch.tensor(v, dtype=getattr(torch, dtype.name), requires_grad=True) for v in (x, w, b)]
+    arrays = [rng.standard_normal((5, 3)), rng.standard_normal((4, 3)), rng.standard_normal(4)]
+    grad = [True, True, True]
     if frozen == "no bias":
-        ours[2] = theirs[2] = None
+        arrays, grad = arrays[:2], grad[:2]
     else:
-        which = ["input", "weight", "bias"].index(frozen)
-        ours[which].requires_grad_(False)
-        theirs[which].requires_grad_(False)
-    out, t_out = F.linear(*ours), torch.nn.functional.linear(*theirs)
-    assert out.grad_fn.name == ("MmBackward" if frozen == "no bias" else "AddmmBackward")
-    close(host(out), t_out.detach().numpy(), dtype.name)
-    (out * out).sum().backward()
-    (t_out * t_out).sum().backward()
-    for mine, reference in zip(ours, theirs):
-        if mine is None or not mine.requires_grad:
-            assert mine is None or mine.grad is None
-            continue
-        close(host(mine.grad), reference.grad.numpy(), dtype.name)
+        grad[["input", "weight", "bias"].index(frozen)] = False
+    run = function_parity(lambda *a: F.linear(*a, *[None] * (3 - len(a))), torch.nn.functional.linear, arrays,
+                          device, dtype.name, grad=grad)
+    assert run.ours.grad_fn.name == ("MmBackward" if frozen == "no bias" else "AddmmBackward")
+    assert all(t.grad is None for t, wanted in zip(run.inputs, grad) if not wanted)
 
 
 # --- activations -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["ReLU", "Tanh", "Sigmoid"])
 def test_activations_match_torch(device, name):
     torch = pytest.importorskip("torch")
-    dtype = parity_dtype(device)
     x = np.array([-30.0, -2.0, -0.5, 0.0, 0.5, 2.0, 30.0])
-    lx = lucid.tensor(x, dtype=dtype, device=device, requires_grad=True)
-    tx = torch.tensor(x, dtype=getattr(torch, dtype.name), requires_grad=True)
-    out, t_out = getattr(nn, name)()(lx), getattr(torch.nn, name)()(tx)
-    close(host(out), t_out.detach().numpy(), dtype.name)
-    out.sum().backward()
-    t_out.sum().backward()
-    close(host(lx.grad), tx.grad.numpy(), dtype.name)
+    # relu selects: exact, its gradient too; tanh and sigmoid judged in float32
+    module_parity(getattr(nn, name)(), getattr(torch.nn, name)(), [x], device, parity_dtype(device).name,
+                  exact=name == "ReLU")
 
 
 def test_relu_inplace_is_refused_not_ignored():
@@ -635,20 +616,26 @@ def test_embedding_from_pretrained():
 
 
 def test_embedding_max_norm_module_renormalises_looked_up_rows_in_place(device):
+    torch = pytest.importorskip("torch")
     lucid.manual_seed(0)
     emb = nn.Embedding(8, 4, max_norm=0.5, device=device)
     weight = emb.weight
     before = exact(weight).copy()
+    t_emb, truth = (torch.nn.Embedding.from_pretrained(torch.tensor(before, dtype=dtype), max_norm=0.5)
+                    for dtype in (torch.float32, torch.float64))
     version = weight._version
     emb(lucid.tensor([[1, 3], [3, 6]], device=device))
+    for module in (t_emb, truth):
+        module(torch.tensor([[1, 3], [3, 6]]))
     after = exact(weight)
     assert emb.weight is weight and weight._version > version
     untouched = [0, 2, 4, 5, 7]
     assert np.array_equal(after[untouched], before[untouched])  # bit for bit
-    # torch's rule: row *= max_norm / (norm + 1e-7), so the new norm is just under 0.5
-    old_norms = np.linalg.norm(before[[1, 3, 6]].astype(np.float64), axis=1)
-    norms = np.linalg.norm(after[[1, 3, 6]].astype(np.float64), axis=1)
-    close(norms, old_norms * (0.5 / (old_norms + 1e-7)), "float32")
+    # torch's rule: row *= max_norm / (norm + 1e-7), so the new norm is just under 0.5; the norms
+    # of the float32 rows judged against the rule in float64, torch's the ceiling
+    old_norms, norms, t_norms = (np.linalg.norm(host(v)[[1, 3, 6]], axis=1) for v in (before, after, t_emb.weight))
+    judge(norms, t_norms, old_norms * (0.5 / (old_norms + 1e-7)), "float32", what="renormalised norms")
+    agree(after, t_emb.weight, truth.weight, "float32", what="weight")
 
 
 def test_embedding_module_to_gpu_keeps_weight(device):
@@ -672,6 +659,8 @@ def test_training_loop_matches_torch(device):
     theirs = tn.Sequential(tn.Embedding(10, 6, padding_idx=0), tn.Tanh(), tn.Linear(6, 5), tn.ReLU(),
                            tn.Linear(5, 4)).to(t_dtype)
     theirs.load_state_dict({k: torch.tensor(host(v), dtype=t_dtype) for k, v in ours.state_dict().items()})
+    # in float32, the same steps in float64 from the same float32 weights: the truth
+    truth = truth_of(theirs) if needs_truth(dtype.name) else None
     rng = np.random.default_rng(1)
     lr = 0.5
     for _ in range(5):
@@ -679,21 +668,24 @@ def test_training_loop_matches_torch(device):
         target = rng.integers(0, 4, size=(8,))
         loss = F.cross_entropy(ours(lucid.tensor(idx, device=device)), lucid.tensor(target, device=device),
                                label_smoothing=0.1)
-        t_loss = torch.nn.functional.cross_entropy(theirs(torch.tensor(idx)), torch.tensor(target),
-                                                   label_smoothing=0.1)
-        close(loss.item(), t_loss.item(), dtype.name)
+        models = [model for model in (theirs, truth) if model is not None]
+        t_losses = [torch.nn.functional.cross_entropy(model(torch.tensor(idx)), torch.tensor(target),
+                                                      label_smoothing=0.1) for model in models]
+        agree(loss.item(), t_losses[0].item(), t_losses[-1].item(), dtype.name, what="loss")
         ours.zero_grad()
-        theirs.zero_grad()
         loss.backward()
-        t_loss.backward()
         with lucid.no_grad():
             for p in ours.parameters():
                 p.sub_(p.grad * lr)
-        with torch.no_grad():
-            for p in theirs.parameters():
-                p.sub_(p.grad * lr)
-    for (name, p), t_p in zip(ours.named_parameters(), theirs.parameters()):
-        close(host(p), t_p.detach().numpy(), dtype.name)
+        for model, t_loss in zip(models, t_losses):
+            model.zero_grad()
+            t_loss.backward()
+            with torch.no_grad():
+                for p in model.parameters():
+                    p.sub_(p.grad * lr)
+    truths = list(truth.parameters()) if truth is not None else [None] * len(list(theirs.parameters()))
+    for (name, p), t_p, h_p in zip(ours.named_parameters(), theirs.parameters(), truths):
+        agree(p, t_p, h_p, dtype.name, what=name)
 
 
 def test_deepcopy_and_pickle_keep_tied_parameters_tied(device):
