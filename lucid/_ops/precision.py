@@ -19,6 +19,20 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+def widen(t):
+    """A floating tensor at its backend's working dtype (anything else as it is).
+
+    >>> import lucid
+    >>> from lucid._ops.precision import widen
+    >>> widen(lucid.tensor([1.0])).dtype, widen(lucid.tensor([1])).dtype
+    (lucid.float64, lucid.int64)
+    """
+    if not isinstance(t, Tensor) or not t.dtype.is_floating_point:
+        return t
+    work = t._backend.working_dtype(t.dtype)
+    return t if work is t.dtype else t.to(work)
+
+
 def widened(*tensors, name: str):
     """``(tensors, narrow)``: each floating tensor at its backend's working dtype (None and
     other tensors as they are), and ``narrow``, which rounds a result back to the dtype the
@@ -38,12 +52,6 @@ def widened(*tensors, name: str):
     """
     floating = [t for t in tensors if isinstance(t, Tensor) and t.dtype.is_floating_point]
     target = _dtype.result_type(*floating) if floating else None
-
-    def widen(t):
-        if not isinstance(t, Tensor) or not t.dtype.is_floating_point:
-            return t
-        work = t._backend.working_dtype(t.dtype)
-        return t if work is t.dtype else t.to(work)
 
     def narrow(result: Tensor) -> Tensor:
         backend = result._backend

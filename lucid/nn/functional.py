@@ -15,6 +15,7 @@ import lucid
 from .._ops.embedding import lookup_rows
 from .._tensor import Tensor
 from .._ops.linalg import linear as _linear
+from .._ops.precision import widened
 from ._functional import activation as _activation
 from ._functional.activation import (  # noqa: F401 - re-exported
     elu, gelu, hardtanh, leaky_relu, log_softmax, mish, relu, relu6, sigmoid, silu, softmax, softplus, softsign, tanh,
@@ -154,8 +155,9 @@ def _renorm_rows_(weight, flat_indices, max_norm: float, norm_type: float) -> No
     """
     with lucid.no_grad():
         rows = weight.index_select(0, flat_indices)
-        norms = _row_norms(rows, norm_type)
-        scaled = rows * (max_norm / (norms + 1e-7))
+        (wide,), narrow = widened(rows, name="EmbeddingRenormBackward")  # torch computes the scale in double
+        norms = _row_norms(wide, norm_type)
+        scaled = narrow(wide * (max_norm / (norms + 1e-7)))
         weight[flat_indices] = lucid.where(norms > max_norm, scaled, rows)
 
 

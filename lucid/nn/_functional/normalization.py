@@ -6,7 +6,7 @@ import numbers
 from collections.abc import Sequence
 
 import lucid
-from lucid._ops.precision import widened
+from lucid._ops.precision import widen, widened
 from ..._tensor import Tensor
 
 from .checks import check_dropout_probability, refuse_inplace, require_tensor, same_device
@@ -193,8 +193,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     else:
         if running_mean is None or running_var is None:
             raise ValueError("running_mean and running_var must be defined in evaluation mode")
-        centred = input - running_mean.reshape(shape)
-        variance = running_var.reshape(shape)
+        centred = input - widen(running_mean).reshape(shape)  # read, not updated: widened too
+        variance = widen(running_var).reshape(shape)
     out = centred * (1 / (variance + eps).sqrt())
     if weight is not None:
         out = out * weight.reshape(shape)
