@@ -333,6 +333,14 @@ def _batch(dtype):
     return (x.astype(dtype),)
 
 
+def _batch_and_statistics(dtype):
+    x, = _batch(dtype)
+    rng = _rng("statistics")
+    mean = x.astype(np.float64).mean(0) + rng.standard_normal(x.shape[1]) * 1e-3
+    var = x.astype(np.float64).var(0) * rng.uniform(0.5, 2.0, x.shape[1])
+    return x, mean.astype(dtype), var.astype(dtype)
+
+
 def _pairs(dtype):
     rng = _rng("pairs")
     x = rng.standard_normal(4096) * 3
@@ -485,6 +493,10 @@ CASES = [
          _batch_norm, _batch, _batch_norm_grad, elementwise=False,
          scale=lambda x: _layer_norm_scale(x.T, 1.0, 0.0).T,
          grad_scale=lambda g, x: _layer_norm_grad_scale(g.T, x.T, 1.0, 0.0).T),
+    Case("batch_norm (eval)", "normalisation", lambda lib, F, x, m, v: F.batch_norm(x, m, v, training=False),
+         lambda x, m, v: (x - m) / np.sqrt(v + 1e-5), _batch_and_statistics,
+         lambda w, x, m, v: w / np.sqrt(v + 1e-5), elementwise=False,
+         scale=lambda x, m, v: (np.abs(x) + np.abs(m)) / np.sqrt(v + 1e-5)),
     # losses (the mean over the batch, as by default; the gradient by the input)
     Case("mse_loss", "loss", lambda lib, F, x, t: F.mse_loss(x, t), lambda x, t: np.mean((x - t) ** 2), _pairs,
          lambda w, x, t: w * 2 * (x - t) / x.size, elementwise=False),
