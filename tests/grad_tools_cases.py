@@ -32,6 +32,7 @@ class ClipCase:
     scale: float = 3.0  # gradient magnitude
     poison: str = ""  # "inf" or "nan": one entry of the first gradient
     count: int = 4  # how many parameters (0: empty input)
+    inputs: tuple = ()  # the dtypes the draws are rounded to first (``dtypes`` when empty)
 
 
 CLIP_CASES = [
@@ -57,7 +58,7 @@ def clip_inputs(case: ClipCase) -> list:
     rng = np.random.default_rng(zlib.crc32(case.name.encode()))
     grads = []
     for i in range(case.count):
-        g = (rng.standard_normal(SHAPES[i]) * case.scale).astype(case.dtypes[i])
+        g = (rng.standard_normal(SHAPES[i]) * case.scale).astype((case.inputs or case.dtypes)[i]).astype(case.dtypes[i])
         if i == 0 and case.poison:
             g.flat[1] = np.inf if case.poison == "inf" else np.nan
         grads.append(None if i in case.none else g)
@@ -110,6 +111,7 @@ class AverageCase:
     use_buffers: bool = False
     dtype: str = "float64"
     updates: int = 5
+    inputs: str = ""  # the dtype the states are rounded to first (``dtype`` when empty)
 
 
 AVERAGE_CASES = [
@@ -127,7 +129,8 @@ def average_states(case: AverageCase) -> list:
     """The model's (weight, bias, buffer) at each update."""
     rng = np.random.default_rng(99)
     return [
-        tuple((rng.standard_normal(shape) * 2).astype(case.dtype) for shape in ((3, 2), (3,), (3,)))
+        tuple((rng.standard_normal(shape) * 2).astype(case.inputs or case.dtype).astype(case.dtype)
+              for shape in ((3, 2), (3,), (3,)))
         for _ in range(case.updates)
     ]
 
@@ -269,6 +272,28 @@ ALL_CASES = (
     + [(c.name, run_torch_average, run_lucid_average, c) for c in AVERAGE_CASES]
     + [(c.name, run_torch_swalr, run_lucid_swalr, c) for c in SWALR_CASES]
 )
+
+
+def truth_of(case):
+    """The case whose float64 run is the truth of ``case``'s float32 arrays: its inputs rounded
+    as ``case`` rounds them, everything computed in float64 (None: ``case`` has no float32
+    result; a clipping without gradients returns a float32 zero, its own truth)."""
+    import dataclasses
+
+    if isinstance(case, ClipCase):
+        return dataclasses.replace(case, dtypes=("float64",) * len(case.dtypes), inputs=case.dtypes)
+    if isinstance(case, AverageCase) and case.dtype == "float32":
+        return dataclasses.replace(case, dtype="float64", inputs=case.dtype)
+    return None
+
+
+def golden_grad_tools_arrays(run, case) -> dict:
+    """What the golden file of ``case`` holds: ``run(case)`` (torch's) and, for each float32
+    array, its float64 truth under ``truth.`` keys (``run(truth_of(case))``)."""
+    from trajectories import with_truth
+
+    arrays, truth = run(case), truth_of(case)
+    return arrays if truth is None else with_truth(arrays, run(truth), case.name)
 
 
 def golden_path(name: str) -> Path:

@@ -10,7 +10,9 @@ to ``step(closure)``: ``loss`` (float64, the value each call returned: the closu
 value of the step), ``func_evals`` and ``n_iter`` (int64, the first parameter's state after
 each call), and ``p{i}`` (``calls + 1`` snapshots of parameter ``i``, index 0 = initial).
 Everything is float64. ``{case.name}.float32.npz`` holds the same run in float32 (the
-starting point and data rounded to float32; ``loss`` as a float64 array), for lucid on MLX.
+starting point and data rounded to float32; ``loss`` float32 too) and, under ``truth.`` keys,
+the float64 truth of that run: the run in float64 from the float32 starting point and data
+(``torch_reference.golden_lbfgs_arrays``), which takes the same evaluations and iterations.
 """
 
 from __future__ import annotations

@@ -21,6 +21,33 @@ Conventions
   ``s{i}.{key}`` (state tensor ``key`` after each step, NaN before the state
   exists) and ``s{i}.step`` (int64 step count after each step, -1 while the
   param has no ``step`` in its state; always -1 for SGD, which keeps none).
+  A float32 file also holds the float64 truth of its run under ``truth.`` keys
+  (``truth.p{i}``, ``truth.s{i}.{key}``; no step counts, which are the run's).
+
+The float64 truth of a float32 run
+----------------------------------
+A float32 trajectory (torch's or lucid's) is judged against the float64 run of the *same
+computation* (tests/trajectories.py), not against the float64 golden run: that one starts
+from the unrounded draws and adds unrounded noise, so it differs from every float32 run by
+the rounding of the inputs (half an ulp of each initial value and of each step's noise,
+carried through 50 steps), which no float32 implementation can avoid and which would hide
+their own rounding. The truth (``torch_reference.run_torch(case, np.float64,
+inputs=np.float32)``) takes as given what a float32 run takes as given, and rounds nothing
+else:
+
+* The inputs are the float32 run's: the initial parameters and the gradient's noise draws
+  rounded to float32 (``inputs=np.float32`` of :func:`initial_params` and :func:`gradient`),
+  held exactly in float64. The hyperparameters are the case's: Python floats as written, a
+  Tensor hyperparameter its float32 value (as in any float64 run of torch). The rows of a
+  sparse gradient and the steps without a gradient are the same integers.
+* The gradient is a function of the parameters (``0.5 * param + 0.1 * noise``), so the
+  truth evaluates it in float64 at its own parameters after each step, as the float32 run
+  evaluates it in float32 at its own. Replaying the float32 run's gradients instead would
+  make the truth follow that run's errors and measure only each step's last rounding.
+* The update is torch.optim's, in float64 (lucid's float64 agrees with it to 1e-12). Where
+  torch computes a scalar in float32 whatever the parameter dtype (ASGD's eta and mu,
+  NAdam's mu_product, Adam's bias corrections from Tensor betas), so does the truth: that
+  is the computation as torch defines it, and float32 runs reproduce those scalars exactly.
 """
 
 from __future__ import annotations
@@ -87,7 +114,7 @@ class OptimCase:
         return [tuple(s) for g in self.groups for s in g["shapes"]]
 
 
-def initial_params(case: OptimCase, dtype) -> list[np.ndarray]:
+def initial_params(case: OptimCase, dtype, inputs=None) -> list[np.ndarray]:
     """Initial parameter values of ``case``.
 
     Parameters
@@ -96,6 +123,10 @@ def initial_params(case: OptimCase, dtype) -> list[np.ndarray]:
         The case.
     dtype : {np.float64, np.float32}
         Parameter dtype.
+    inputs : {None, np.float32}
+        The dtype the draws are rounded to first (``dtype`` when None): np.float32 with
+        ``dtype=np.float64`` gives the float32 starting point exactly, in float64, for the
+        float64 truth of a float32 run (see the module docstring).
 
     Returns
     -------
@@ -105,7 +136,7 @@ def initial_params(case: OptimCase, dtype) -> list[np.ndarray]:
         the float32 params are the rounded float64 ones.
     """
     rng = np.random.default_rng(case.seed)
-    return [rng.standard_normal(shape).astype(dtype) for shape in case.shapes]
+    return [rng.standard_normal(shape).astype(inputs or dtype).astype(dtype) for shape in case.shapes]
 
 
 def touched_rows(case: OptimCase, step: int, index: int, shape) -> np.ndarray:
@@ -147,7 +178,7 @@ def touched_rows(case: OptimCase, step: int, index: int, shape) -> np.ndarray:
     return np.sort(rng.choice(n, size=k, replace=False)).astype(np.int64)
 
 
-def gradient(case: OptimCase, step: int, index: int, param: np.ndarray) -> np.ndarray | None:
+def gradient(case: OptimCase, step: int, index: int, param: np.ndarray, inputs=None) -> np.ndarray | None:
     """Gradient of param ``index`` at ``step``, given its current value.
 
     The gradient is ``param * 0.5 + 0.1 * noise`` (the gradient of
@@ -165,6 +196,10 @@ def gradient(case: OptimCase, step: int, index: int, param: np.ndarray) -> np.nd
         Flat parameter index.
     param : np.ndarray
         Current value of the parameter (before this step).
+    inputs : {None, np.float32}
+        The dtype the noise draws are rounded to before use (``param.dtype`` when None):
+        the float64 truth of a float32 run passes np.float32, so that it sees the float32
+        run's data and evaluates the formula in float64 (see the module docstring).
 
     Returns
     -------
@@ -177,7 +212,7 @@ def gradient(case: OptimCase, step: int, index: int, param: np.ndarray) -> np.nd
         return None
     dtype = param.dtype.type
     rng = np.random.default_rng([case.seed, step, index])
-    noise = rng.standard_normal(param.shape).astype(dtype) * dtype(0.1)
+    noise = rng.standard_normal(param.shape).astype(inputs or dtype).astype(dtype) * dtype(0.1)
     grad = param * dtype(0.5) + noise
     if case.sparse_rows:
         keep = np.zeros(param.shape[0], dtype=bool)
@@ -187,9 +222,11 @@ def gradient(case: OptimCase, step: int, index: int, param: np.ndarray) -> np.nd
 
 
 def tolerance_table(case: OptimCase) -> dict:
-    """The tolerances ``case`` is compared at, wherever it is compared (lucid against the
-    golden files, torch replayed against them, ``tools/make_golden.py --check``):
-    TORCH_FLOAT32_SCALARS for cases with Tensor betas (see tests/tolerances.py), else PARITY."""
+    """The table ``case``'s float64 arrays (and the float32 files' float64 truth) are compared
+    at, wherever they are compared (lucid against the golden files, torch replayed against
+    them, ``tools/make_golden.py --check``): TORCH_FLOAT32_SCALARS for cases with Tensor betas
+    (see tests/tolerances.py), else PARITY. float32 runs are judged against their truth
+    instead (tests/trajectories.py)."""
     settings = [case.kwargs, *case.groups]
     tensor_betas = any(isinstance(s.get("betas"), tuple) and isinstance(s["betas"][0], np.ndarray) for s in settings)
     return TORCH_FLOAT32_SCALARS if tensor_betas else PARITY

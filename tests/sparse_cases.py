@@ -9,7 +9,8 @@ depend on the parameter (``0.5 * param[rows] + noise``), so the trajectories fee
 ``tools/make_golden.py --sparse`` records torch's run of each case in
 ``tests/golden/sparse/{case}.{dtype}.npz``: ``p{i}`` (``steps + 1`` snapshots of param ``i``)
 and ``s{i}.{key}`` (each state tensor after every step, dense, NaN while absent;
-SGD's sparse momentum buffer is stored as its dense value).
+SGD's sparse momentum buffer is stored as its dense value); a float32 file also holds the
+float64 truth of its run under ``truth.`` keys (:func:`golden_sparse_arrays`).
 """
 
 from __future__ import annotations
@@ -57,13 +58,16 @@ CASES = [
 CASES_BY_NAME = {c.name: c for c in CASES}
 
 
-def initial_params(case: SparseCase, dtype) -> list[np.ndarray]:
+def initial_params(case: SparseCase, dtype, inputs=None) -> list[np.ndarray]:
+    """The starting point in ``dtype``; ``inputs=np.float32`` rounds the draws to float32 first
+    (the float32 run's, for its float64 truth)."""
     rng = np.random.default_rng(case.seed)
-    return [rng.standard_normal(shape).astype(dtype) for shape in SHAPES]
+    return [rng.standard_normal(shape).astype(inputs or dtype).astype(dtype) for shape in SHAPES]
 
 
-def sparse_gradient(case: SparseCase, step: int, index: int, param: np.ndarray):
-    """``(rows, values)`` of param ``index`` at ``step`` (rows repeat), or None for no gradient."""
+def sparse_gradient(case: SparseCase, step: int, index: int, param: np.ndarray, inputs=None):
+    """``(rows, values)`` of param ``index`` at ``step`` (rows repeat), or None for no gradient.
+    ``inputs=np.float32`` rounds the noise draws to float32 first, as :func:`initial_params`."""
     if (index, step) in NONE_GRAD:
         return None
     dtype = param.dtype.type
@@ -71,7 +75,7 @@ def sparse_gradient(case: SparseCase, step: int, index: int, param: np.ndarray):
     rng = np.random.default_rng([case.seed, step, index])
     count = 0 if step == EMPTY_STEP else int(rng.integers(1, 2 * n))
     rows = rng.integers(0, n, size=count).astype(np.int64)
-    noise = rng.standard_normal((count,) + param.shape[1:]).astype(dtype) * dtype(0.1)
+    noise = rng.standard_normal((count,) + param.shape[1:]).astype(inputs or dtype).astype(dtype) * dtype(0.1)
     return rows, param[rows] * dtype(0.5) + noise
 
 
@@ -95,11 +99,24 @@ def _record(out, i, t, steps, state, dtype, to_numpy):
         out[name][t - 1] = array
 
 
-def run_torch_sparse(case: SparseCase, dtype) -> dict:
-    """Replay ``case`` through ``torch.optim``; the arrays of its golden file."""
+def golden_sparse_arrays(case: SparseCase, dtype_name: str) -> dict:
+    """What the golden file of ``case`` in ``dtype_name`` holds: torch's run and, in a float32
+    file, its float64 truth under ``truth.`` keys: the same run in float64 from the float32
+    starting point and noise, as for the dense cases (see optim_cases' docstring)."""
+    from trajectories import with_truth
+
+    run = run_torch_sparse(case, DTYPES[dtype_name])
+    if dtype_name == "float64":
+        return run
+    return with_truth(run, run_torch_sparse(case, np.float64, inputs=np.float32), case.name)
+
+
+def run_torch_sparse(case: SparseCase, dtype, inputs=None) -> dict:
+    """Replay ``case`` through ``torch.optim``: torch's arrays of its golden file (``inputs``:
+    see :func:`golden_sparse_arrays`)."""
     import torch
 
-    params = [torch.from_numpy(a.copy()).requires_grad_() for a in initial_params(case, dtype)]
+    params = [torch.from_numpy(a.copy()).requires_grad_() for a in initial_params(case, dtype, inputs)]
     groups = [{**g, "params": [params[i] for i in g["params"]]} for g in case.groups]
     optimizer = getattr(torch.optim, case.optimizer)(groups, **case.kwargs)
     out = {f"p{i}": np.empty((case.steps + 1,) + tuple(p.shape), dtype=dtype) for i, p in enumerate(params)}
@@ -107,7 +124,7 @@ def run_torch_sparse(case: SparseCase, dtype) -> dict:
         out[f"p{i}"][0] = p.detach().numpy()
     for t in range(1, case.steps + 1):
         for i, p in enumerate(params):
-            grad = sparse_gradient(case, t, i, p.detach().numpy())
+            grad = sparse_gradient(case, t, i, p.detach().numpy(), inputs)
             if grad is None:
                 p.grad = None
                 continue

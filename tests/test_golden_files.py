@@ -1,12 +1,13 @@
 """Sanity checks of the optimizer case matrix and its torch golden files.
 
 The presence and matrix checks need only numpy. The live check replays every case
-through torch (about 2 s for all of them) and compares it with the stored arrays at the
-case's own tolerance (``optim_cases.tolerance_table``), on every machine: torch's
-vectorised kernels (sqrt, division, fused multiply-adds, BLAS) round differently from one
-CPU model to the next even where ``torch.backends.cpu.get_cpu_capability()`` names the
-same instruction set, so a bit-for-bit replay is a property of one machine, not of the
-code. ``python tools/make_golden.py --check --exact`` still does that bit-for-bit check,
+through torch (a few seconds for all of them) and compares it with the stored arrays on
+every machine: float64 (and the float32 files' float64 truth) at the case's own tolerance
+(``optim_cases.tolerance_table``), step counts exactly, and torch's float32 run judged
+against the stored truth, both ways (``trajectories.replay_problems``): torch's vectorised
+kernels (sqrt, division, fused multiply-adds, BLAS) round differently from one CPU model to
+the next even where ``torch.backends.cpu.get_cpu_capability()`` names the same instruction
+set, so a bit-for-bit replay is a property of one machine, not of the code. ``python tools/make_golden.py --check --exact`` still does that bit-for-bit check,
 as a tool on the machine that made the files. Without torch 2.13 the replay is skipped,
 except under CI=true, where it fails.
 """
@@ -19,7 +20,7 @@ import numpy as np
 import pytest
 
 from optim_cases import CASES, DTYPES, GOLDEN_DIR, golden_path, load_golden, tolerance_table
-from tolerances import close
+from trajectories import replay_problems, split_truth
 
 MANIFEST = GOLDEN_DIR / "MANIFEST.json"
 
@@ -102,20 +103,26 @@ def _torch_of_the_manifest(manifest):
 @pytest.mark.parametrize("dtype_name", sorted(DTYPES))
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_torch_reproduces_golden(case, dtype_name):
-    """torch, run here, gives the stored trajectories at the case's tolerance."""
+    """torch, run here, gives the stored trajectories: float64 (and the float32 files' truth)
+    at the case's tolerance, the step counts exactly, and its float32 run judged against the
+    stored truth as accurate as the stored run, and the stored run as accurate as it."""
     manifest = json.loads(MANIFEST.read_text())
     _torch_of_the_manifest(manifest)
-    from torch_reference import run_torch
+    from torch_reference import golden_arrays
 
-    stored = load_golden(case, dtype_name)
-    fresh = run_torch(case, DTYPES[dtype_name])
-    assert sorted(fresh) == sorted(stored)
-    for key, expected in stored.items():
-        assert fresh[key].dtype == expected.dtype and fresh[key].shape == expected.shape, key
-        if key.endswith(".step"):
-            np.testing.assert_array_equal(fresh[key], expected, err_msg=key)  # integer counts
-        else:
-            close(fresh[key], expected, dtype_name, tolerance_table(case))
+    problems = replay_problems(load_golden(case, dtype_name), golden_arrays(case, dtype_name), runs=True,
+                               float64_table=tolerance_table(case), what=f"{case.name}.{dtype_name}")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_float32_file_holds_the_truth_of_its_run():
+    """The truth is the float32 run's: the same starting point (exactly) and the same keys."""
+    for case in CASES:
+        run, truth = split_truth(load_golden(case, "float32"))
+        assert sorted(truth) == sorted(k for k in run if not k.endswith(".step")), case.name
+        for i in range(len(case.shapes)):
+            assert truth[f"p{i}"].dtype == np.float64
+            np.testing.assert_array_equal(truth[f"p{i}"][0], run[f"p{i}"][0])
 
 
 def test_a_missing_or_other_torch_fails_under_ci(monkeypatch):
@@ -129,18 +136,29 @@ def test_a_missing_or_other_torch_fails_under_ci(monkeypatch):
 
 
 def test_the_replay_fails_on_a_difference_beyond_the_tolerance(monkeypatch):
-    """The comparison above can fail: torch's numbers nudged by 1e-9 relative (well past the
-    float64 parity tolerance, far inside float32's) fail the float64 replay only."""
+    """The comparison above can fail: torch's float64 numbers nudged by 1e-9 relative (well
+    past the float64 parity tolerance) fail the float64 replay, and so does the float32 truth;
+    the float32 run moved by 1e-9 (nothing, in float32) passes, by 1e-5 (about 84 ulps) fails."""
     import torch_reference
 
     manifest = json.loads(MANIFEST.read_text())
     _torch_of_the_manifest(manifest)
-    run = torch_reference.run_torch
+    arrays = torch_reference.golden_arrays
 
-    def nudged(case, dtype):
-        return {k: v if k.endswith(".step") else v * (1 + 1e-9) for k, v in run(case, dtype).items()}
+    def nudged(by, keys):
+        def golden_arrays(case, dtype_name):
+            return {k: v * v.dtype.type(1 + by) if keys(k) else v for k, v in arrays(case, dtype_name).items()}
+        return golden_arrays
 
-    monkeypatch.setattr(torch_reference, "run_torch", nudged)
-    test_torch_reproduces_golden(CASES[0], "float32")
-    with pytest.raises(AssertionError, match="Not equal to tolerance"):
-        test_torch_reproduces_golden(CASES[0], "float64")
+    def replay(dtype_name, by, keys):
+        monkeypatch.setattr(torch_reference, "golden_arrays", nudged(by, keys))
+        test_torch_reproduces_golden(CASES[0], dtype_name)
+
+    def trajectories(key):
+        return not key.endswith(".step") and not key.startswith("truth.")
+
+    replay("float32", 1e-9, trajectories)
+    for dtype_name, by, keys in [("float64", 1e-9, trajectories), ("float32", 1e-9, lambda k: k.startswith("truth.")),
+                                 ("float32", 1e-5, trajectories)]:
+        with pytest.raises(AssertionError):
+            replay(dtype_name, by, keys)

@@ -16,21 +16,16 @@ from lucid.optim.swa_utils import (
 
 from grad_tools_cases import AVERAGE_CASES, SWALR_CASES, load_golden, run_lucid_average, run_lucid_swalr
 from tolerances import SCHEDULER, close
+from trajectories import judge_recording
 
 GPU = lucid.is_available("gpu")
 
 
 def _compare(actual, expected, table=None):
-    assert set(actual) == set(expected)
-    for key, want in expected.items():
-        got = actual[key]
-        assert got.dtype == want.dtype and got.shape == want.shape, key
-        if want.dtype.kind in "iu":
-            np.testing.assert_array_equal(got, want)
-        elif table is not None:
-            close(got, want, str(want.dtype), table)
-        else:
-            close(got, want, str(want.dtype))
+    """Counts exactly, float64 to ``table`` (PARITY's when None) of torch's, each float32
+    average judged against its truth (the averaging in float64 of the same float32 states),
+    torch's the ceiling."""
+    judge_recording(actual, expected, runs=False, float64_table=table)
 
 
 # --- AveragedModel -----------------------------------------------------------------------
@@ -42,9 +37,9 @@ def test_averaged_model_matches_golden(case, device):
 @pytest.mark.parametrize("case", AVERAGE_CASES, ids=lambda c: c.name)
 def test_averaged_model_matches_torch_live(case):
     pytest.importorskip("torch")
-    from grad_tools_cases import run_torch_average
+    from grad_tools_cases import golden_grad_tools_arrays, run_torch_average
 
-    _compare(run_lucid_average(case), run_torch_average(case))
+    _compare(run_lucid_average(case), golden_grad_tools_arrays(run_torch_average, case))
 
 
 def test_default_average_is_exact_and_swa_multi_keeps_torchs_float32_weight():

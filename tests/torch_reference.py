@@ -10,7 +10,8 @@ import contextlib
 
 import numpy as np
 
-from optim_cases import OptimCase, gradient, initial_params, touched_rows
+from optim_cases import DTYPES, OptimCase, gradient, initial_params, touched_rows
+from trajectories import with_truth
 
 
 def torch_version() -> str:
@@ -125,7 +126,7 @@ def optimizer_class(name: str):
     return getattr(torch.optim, name)
 
 
-def run_torch(case: OptimCase, dtype) -> dict[str, np.ndarray]:
+def run_torch(case: OptimCase, dtype, inputs=None) -> dict[str, np.ndarray]:
     """Run ``case`` through ``torch.optim`` and record params and state.
 
     Parameters
@@ -135,6 +136,9 @@ def run_torch(case: OptimCase, dtype) -> dict[str, np.ndarray]:
         for-loop implementation).
     dtype : {np.float64, np.float32}
         Parameter dtype.
+    inputs : {None, np.float32}
+        With ``dtype=np.float64``, np.float32 runs the float64 truth of the float32 run: its
+        starting point and noise draws, the arithmetic in float64 (see optim_cases' docstring).
 
     Returns
     -------
@@ -150,7 +154,7 @@ def run_torch(case: OptimCase, dtype) -> dict[str, np.ndarray]:
     import torch
 
     steps = case.steps
-    params = [torch.from_numpy(a.copy()).requires_grad_() for a in initial_params(case, dtype)]
+    params = [torch.from_numpy(a.copy()).requires_grad_() for a in initial_params(case, dtype, inputs)]
 
     groups, start = [], 0
     for group in case.groups:
@@ -171,7 +175,7 @@ def run_torch(case: OptimCase, dtype) -> dict[str, np.ndarray]:
         # All grads are computed from the params before this step, as a
         # backward pass would.
         for i, p in enumerate(params):
-            g = gradient(case, t, i, p.detach().numpy())
+            g = gradient(case, t, i, p.detach().numpy(), inputs)
             if g is None:
                 p.grad = None
             elif case.sparse_rows:
@@ -211,24 +215,52 @@ def run_torch(case: OptimCase, dtype) -> dict[str, np.ndarray]:
     return out
 
 
-def run_torch_lbfgs(case, dtype=np.float64) -> dict[str, np.ndarray]:
-    """Run an :class:`lbfgs_cases.LBFGSCase` through ``torch.optim.LBFGS`` in ``dtype``
-    (float64, or float32: the float64 starting point and data rounded to it).
+def golden_arrays(case: OptimCase, dtype_name: str) -> dict[str, np.ndarray]:
+    """What the golden file ``{case}.{dtype_name}.npz`` holds: torch's run in that dtype
+    (:func:`run_torch`) and, in a float32 file, the float64 truth of that run under ``truth.``
+    keys (``truth.p0``, ``truth.s0.exp_avg``: :func:`run_torch` in float64 from the float32
+    inputs, see optim_cases' docstring), whose step counts are the float32 run's."""
+    arrays = run_torch(case, DTYPES[dtype_name])
+    if dtype_name == "float32":
+        arrays = with_truth(arrays, run_torch(case, np.float64, inputs=np.float32), case.name)
+    return arrays
 
-    Returns the arrays of its golden file: ``loss``, ``func_evals`` and ``n_iter`` after
-    each ``step(closure)`` call, and ``p{i}`` (in ``dtype``) before the first call and after each.
+
+def golden_lbfgs_arrays(case, dtype_name: str) -> dict[str, np.ndarray]:
+    """What the LBFGS golden file of ``case`` in ``dtype_name`` holds: torch's run
+    (:func:`run_torch_lbfgs`) and, in the float32 file, its float64 truth under ``truth.`` keys
+    (the run in float64 from the float32 starting point and data; it takes the same
+    evaluations and iterations, which :func:`trajectories.with_truth` checks)."""
+    if dtype_name == "float64":
+        return run_torch_lbfgs(case)
+    run = run_torch_lbfgs(case, np.float32)
+    return with_truth(run, run_torch_lbfgs(case, np.float64, inputs=np.float32), case.name)
+
+
+def run_torch_lbfgs(case, dtype=np.float64, inputs=None) -> dict[str, np.ndarray]:
+    """Run an :class:`lbfgs_cases.LBFGSCase` through ``torch.optim.LBFGS`` in ``dtype``
+    (float64, or float32: the float64 starting point and data rounded to it). ``inputs``:
+    with float64, np.float32 runs the float64 truth of the float32 run (its starting point and
+    data, rounded to float32, and everything else in float64).
+
+    Returns the arrays of its golden file: ``loss`` (in ``dtype``), ``func_evals`` and
+    ``n_iter`` after each ``step(closure)`` call, and ``p{i}`` (in ``dtype``) before the first
+    call and after each.
     """
     import torch
 
     from lbfgs_cases import data, initial_params, loss
 
-    params = [torch.from_numpy(p.astype(dtype)).requires_grad_() for p in initial_params(case.problem)]
-    inputs = [torch.from_numpy(a.astype(dtype)) for a in data(case.problem)]
+    def given(array):
+        return torch.from_numpy(array.astype(inputs or dtype).astype(dtype))
+
+    params = [given(p).requires_grad_() for p in initial_params(case.problem)]
+    data_ = [given(a) for a in data(case.problem)]
     optimizer = torch.optim.LBFGS(params, **{k: _to_torch(v) for k, v in case.kwargs.items()})
 
     def closure():
         optimizer.zero_grad()
-        value = loss(case.problem, params, inputs)
+        value = loss(case.problem, params, data_)
         value.backward()
         return value
 
@@ -242,7 +274,7 @@ def run_torch_lbfgs(case, dtype=np.float64) -> dict[str, np.ndarray]:
         for i, p in enumerate(params):
             out[f"p{i}"].append(p.detach().numpy().copy())
     arrays = {key: np.stack(value) for key, value in out.items() if key.startswith("p")}
-    arrays["loss"] = np.array(out["loss"], dtype=np.float64)
+    arrays["loss"] = np.array(out["loss"], dtype=dtype)  # each a value of dtype, exactly
     arrays["func_evals"] = np.array(out["func_evals"], dtype=np.int64)
     arrays["n_iter"] = np.array(out["n_iter"], dtype=np.int64)
     return arrays

@@ -8,16 +8,20 @@ Usage, from the repository root::
     python tools/make_golden.py --sparse [--check]       # only tests/golden/sparse/
     python tools/make_golden.py --check --exact          # bit for bit (same machine only)
 
-``--check`` compares at the tolerance the tests use for each file (the case's own table,
-``optim_cases.tolerance_table``; LBFGS in float32 at ``LBFGS_FLOAT32``; PARITY elsewhere),
-since torch's vectorised kernels round differently on another CPU model. ``--exact``
+``--check`` compares as the tests do, since torch's vectorised kernels round differently on
+another CPU model: float64 arrays (and the float32 files' truths) at the case's own table
+(``optim_cases.tolerance_table``; PARITY elsewhere), float32 ones judged against the stored
+truth both ways (``trajectories.replay_problems``: the fresh run no less accurate than the
+stored one allows, and the stored one no less accurate than the fresh one; LBFGS with
+``LBFGS_TRAJECTORY``), integers exactly. ``--exact``
 compares raw bytes instead (dtype, shape, NaNs and -0.0 included): a check that torch on
 the machine that wrote the files still reproduces them, not a property of the code.
 
 Each case of ``tests/optim_cases.py`` is run through ``torch.optim`` once per
-dtype (float64 and float32) and stored as ``{case}.{dtype}.npz``; each case of
-``tests/lbfgs_cases.py`` through ``torch.optim.LBFGS`` (float64), stored as
-``tests/golden/lbfgs/{case}.npz``. The files
+dtype (float64 and float32) and stored as ``{case}.{dtype}.npz``, the float32 file with the
+float64 truth of its run (``torch_reference.golden_arrays``); each case of
+``tests/lbfgs_cases.py`` through ``torch.optim.LBFGS``, stored as
+``tests/golden/lbfgs/{case}.npz`` (float64) and ``{case}.float32.npz`` (with its truth). The files
 are ordinary ``.npz`` archives (``np.load`` reads them), written with fixed
 zip timestamps and sorted keys so that regenerating gives the same bytes.
 Checks compare array contents rather than file bytes, since zlib builds may
@@ -42,8 +46,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import lbfgs_cases  # noqa: E402
 from optim_cases import CASES, DTYPES, GOLDEN_DIR, golden_path, tolerance_table  # noqa: E402
-from tolerances import LBFGS_FLOAT32, PARITY  # noqa: E402
-from torch_reference import run_torch, run_torch_lbfgs, torch_version  # noqa: E402
+from tolerances import LBFGS_TRAJECTORY, PARITY  # noqa: E402
+from torch_reference import golden_arrays, golden_lbfgs_arrays, torch_version  # noqa: E402
+from trajectories import replay_problems  # noqa: E402
 
 MANIFEST = GOLDEN_DIR / "MANIFEST.json"
 # Any fixed date works; this is the earliest a zip header can hold.
@@ -101,52 +106,49 @@ def manifest_bytes(data: dict) -> bytes:
 
 
 def generate() -> dict[Path, dict[str, np.ndarray]]:
-    """Run every case in every dtype; return the arrays keyed by golden path."""
-    return {golden_path(c, name): run_torch(c, dtype) for c in CASES for name, dtype in DTYPES.items()}
+    """Run every case in every dtype (and the truth of each float32 run); return the arrays
+    keyed by golden path."""
+    return {golden_path(c, name): golden_arrays(c, name) for c in CASES for name in DTYPES}
 
 
 def generate_lbfgs() -> dict[Path, dict[str, np.ndarray]]:
-    """Run every LBFGS case (``step(closure)`` calls, float64); arrays keyed by golden path."""
-    return {lbfgs_cases.golden_path(c): run_torch_lbfgs(c) for c in lbfgs_cases.CASES}
+    """Run every LBFGS case (``step(closure)`` calls) in float64 and in float32 (with the
+    float32 run's truth, ``{case}.float32.npz``); arrays keyed by golden path."""
+    return {lbfgs_cases.golden_path(c, d): golden_lbfgs_arrays(c, d) for c in lbfgs_cases.CASES
+            for d in ("float64", "float32")}
 
 
-def generate_lbfgs_float32() -> dict[Path, dict[str, np.ndarray]]:
-    """Every LBFGS case again in float32 (``{case}.float32.npz``), for lucid on MLX."""
-    return {lbfgs_cases.golden_path(c, "float32"): run_torch_lbfgs(c, np.float32) for c in lbfgs_cases.CASES}
-
-
-def diff_arrays(path: Path, fresh: dict[str, np.ndarray], tolerance) -> list[str]:
+def diff_arrays(path: Path, fresh: dict[str, np.ndarray], tolerance, runs: bool = True, table=None) -> list[str]:
     """List the differences between the stored file at ``path`` and ``fresh``.
 
-    ``tolerance`` is ``(rtol, atol)`` for every float array of the file (a run's dtype decides
-    it, as in the tests), a dict of them by each array's dtype name, or ``None`` to compare raw
-    bytes. Integer arrays are always compared exactly.
+    ``tolerance`` is the table float64 arrays are held to (``{"float64": (rtol, atol)}``, as in
+    tests/tolerances.py), or ``None`` to compare raw bytes. Integer arrays are compared
+    exactly; float32 arrays are judged against the stored truth, both ways, as runs of steps
+    along axis 0 (``runs``) or as single values, with ``table`` (the judge's default when
+    None; ``trajectories.replay_problems``).
     """
     if not path.exists():
         return [f"{path.name}: missing"]
     with np.load(path, allow_pickle=False) as data:
         stored = {key: data[key] for key in data.files}
+    if tolerance is not None:
+        return replay_problems(stored, fresh, runs, table, float64_table=tolerance, what=path.name)
     problems = [f"{path.name}: key sets differ: {sorted(set(stored) ^ set(fresh))}"] if set(stored) != set(fresh) else []
     for key in sorted(set(stored) & set(fresh)):
         a, b = stored[key], fresh[key]
         if a.dtype != b.dtype or a.shape != b.shape:
             problems.append(f"{path.name}: {key} has dtype/shape {b.dtype}{b.shape}, stored {a.dtype}{a.shape}")
-        elif tolerance is None or not np.issubdtype(a.dtype, np.floating):
-            if a.tobytes() != b.tobytes():
-                problems.append(f"{path.name}: {key} differs")
-        else:
-            rtol, atol = tolerance[a.dtype.name] if isinstance(tolerance, dict) else tolerance
-            if not np.allclose(b, a, rtol=rtol, atol=atol, equal_nan=True):
-                worst = np.nanmax(np.abs(b.astype(np.float64) - a) / (atol + rtol * np.abs(a)))
-                problems.append(f"{path.name}: {key} differs by {worst:.3g}x the tolerance (rtol={rtol}, atol={atol})")
+        elif a.tobytes() != b.tobytes():
+            problems.append(f"{path.name}: {key} differs")
     return problems
 
 
 def write_or_check(label: str, directory: Path, fresh: dict, case_names: list, check: bool,
-                   exact: bool = False) -> int:
+                   exact: bool = False, runs: bool = True) -> int:
     """Write the ``fresh`` arrays (path -> arrays) and a MANIFEST.json into ``directory``, or
-    check that the stored files hold them (at PARITY, or bit for bit when ``exact``); returns
-    the process exit code.
+    check that the stored files hold them (float64 at PARITY, float32 judged against the
+    stored truth, as runs when ``runs``: see :func:`diff_arrays`; or bit for bit when
+    ``exact``); returns the process exit code.
 
     Files in ``directory`` that no case produces are removed (or, when checking, reported).
     """
@@ -164,7 +166,7 @@ def write_or_check(label: str, directory: Path, fresh: dict, case_names: list, c
     stale = sorted(set(directory.glob("*.npz")) - set(fresh)) if directory.exists() else []
     if check:
         table = None if exact else PARITY
-        problems = [msg for path, arrays in fresh.items() for msg in diff_arrays(path, arrays, table)]
+        problems = [msg for path, arrays in fresh.items() for msg in diff_arrays(path, arrays, table, runs)]
         problems += [f"{p.name}: not produced by any case" for p in stale]
         if not manifest_path.exists() or json.loads(manifest_path.read_text()).get("cases") != case_names:
             problems.append(f"{directory.name}/MANIFEST.json: missing or a different case list")
@@ -189,10 +191,11 @@ def grad_tools_golden(check: bool = False, exact: bool = False) -> int:
     ``run_torch_*`` function returns) and a ``MANIFEST.json``; the optimizer golden files
     are not touched. Returns the process exit code.
     """
-    from grad_tools_cases import ALL_CASES, GOLDEN_DIR, golden_path
+    from grad_tools_cases import ALL_CASES, GOLDEN_DIR, golden_grad_tools_arrays, golden_path
 
-    fresh = {golden_path(name): run(case) for name, run, _, case in ALL_CASES}
-    return write_or_check("grad-tools", GOLDEN_DIR, fresh, [name for name, *_ in ALL_CASES], check, exact)
+    fresh = {golden_path(name): golden_grad_tools_arrays(run, case) for name, run, _, case in ALL_CASES}
+    return write_or_check("grad-tools", GOLDEN_DIR, fresh, [name for name, *_ in ALL_CASES], check, exact,
+                          runs=False)
 
 
 def sparse_golden(check: bool = False, exact: bool = False) -> int:
@@ -204,8 +207,8 @@ def sparse_golden(check: bool = False, exact: bool = False) -> int:
     import sparse_cases
 
     cases = sparse_cases.CASES
-    fresh = {sparse_cases.golden_path(c, d): sparse_cases.run_torch_sparse(c, dt)
-             for c in cases for d, dt in sparse_cases.DTYPES.items()}
+    fresh = {sparse_cases.golden_path(c, d): sparse_cases.golden_sparse_arrays(c, d)
+             for c in cases for d in sparse_cases.DTYPES}
     return write_or_check("sparse", sparse_cases.GOLDEN_DIR, fresh, [c.name for c in cases], check, exact)
 
 
@@ -229,7 +232,7 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     fresh = generate()
-    fresh_lbfgs = {**generate_lbfgs(), **generate_lbfgs_float32()}
+    fresh_lbfgs = generate_lbfgs()
     meta = manifest()
     elapsed = time.perf_counter() - t0
     stale = sorted(set(GOLDEN_DIR.glob("*.npz")) - set(fresh)) if GOLDEN_DIR.exists() else []
@@ -237,11 +240,11 @@ def main(argv=None) -> int:
     stale += sorted(set(lbfgs_dir.glob("*.npz")) - set(fresh_lbfgs)) if lbfgs_dir.exists() else []
 
     if args.check:
-        tables = {golden_path(c, d): tolerance_table(c)[d] for c in CASES for d in DTYPES}
-        tables.update({lbfgs_cases.golden_path(c): PARITY["float64"] for c in lbfgs_cases.CASES})
-        tables.update({lbfgs_cases.golden_path(c, "float32"): LBFGS_FLOAT32["float32"] for c in lbfgs_cases.CASES})
-        problems = [msg for path, arrays in {**fresh, **fresh_lbfgs}.items()
+        tables = {golden_path(c, d): tolerance_table(c) for c in CASES for d in DTYPES}
+        problems = [msg for path, arrays in fresh.items()
                     for msg in diff_arrays(path, arrays, None if args.exact else tables[path])]
+        problems += [msg for path, arrays in fresh_lbfgs.items()
+                     for msg in diff_arrays(path, arrays, None if args.exact else PARITY, table=LBFGS_TRAJECTORY)]
         problems += [f"{p.name}: not produced by any case" for p in stale]
         if not MANIFEST.exists():
             problems.append("MANIFEST.json: missing")
