@@ -230,17 +230,18 @@ JUDGED_RECURRENT = {
 # truth of the same float32 computation) is at most FACTOR times torch's largest error at that
 # step or before, or FLOOR ulps where that is smaller. (FACTOR, FLOOR) per dtype.
 #
-# The golden trajectories (115 cases, 50 steps, every parameter and state tensor: 14,400 runs of
-# a tensor), measured: one step of lucid's rounds as well as one of torch's (from torch's own
-# float32 state, each optimizer's mean error per step within 5% of torch's, 0.23-0.71 ulps for
-# parameters and moments); over 50 steps the errors grow to 20-40 ulps (Adam, AdamW, Adamax,
-# RMSprop; 100 for SGD with momentum, 738 for Rprop, the same in lucid and torch), and two runs
-# that round equally well are not equally far at every step: torch's own run on one CPU
-# against its run on another reaches 3.47 times the other's largest error so far (this
-# machine's AVX512 kernels against ATEN_CPU_CAPABILITY=default; 2.62 against the CPU that
-# made the previous golden files), lucid's against torch's 3.31 (Adadelta's acc_delta; the
-# same on NumPy with and without numba, on a generic CPU, and on MLX compiled or eager).
-# FACTOR 6 is 1.7 times either; FLOOR as JUDGED's.
+# Measured on the golden trajectories (115 cases of 50 steps; 973 runs of a parameter or state
+# tensor, about 49,000 judged steps per device): one step of lucid's rounds as well as one of
+# torch's (from torch's own float32 state, each optimizer's mean error per step within 4% of
+# torch's, 0.3-0.7 ulps; torch's fused multiply-add in L2 weight decay, grad + wd * param,
+# makes its own a little smaller there). Over 50 steps the errors grow to 15-45 ulps (100 for
+# SGD with momentum, 738 for Rprop's sign-driven steps, in lucid and torch alike), and two runs
+# that round equally well are not equally far at every step: torch's run on one CPU against
+# its run on another reaches 3.47 times the other's largest error so far (this machine's
+# AVX512 kernels against ATEN_CPU_CAPABILITY=default; 2.62 against the CPU that made the
+# previous golden files), lucid's against torch's 3.31 (Adadelta's acc_delta; 3.21 Muon with
+# weight decay), the same on NumPy with and without numba, for a generic CPU, and on MLX
+# compiled or eager. FACTOR 6 is 1.7 times either; FLOOR as JUDGED's.
 TRAJECTORY = {
     "float32": (6.0, 4.0),
 }
