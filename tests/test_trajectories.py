@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tolerances import TRAJECTORY, normwise_ulps
-from trajectories import TRUTH, judge_recording, judge_run, replay_problems, step_errors, with_truth
+from tolerances import JUDGED, TRAJECTORY, normwise_ulps
+from trajectories import (TRUTH, judge_alike, judge_exact, judge_recording, judge_run, replay_problems, step_errors,
+                          with_truth)
 from ulps import ulp
 
 FACTOR, FLOOR = TRAJECTORY["float32"]
@@ -100,3 +101,20 @@ def test_a_replay_fails_on_a_damaged_file_and_on_a_torch_that_computes_otherwise
     assert replay_problems(stored, worse, runs=True) and replay_problems(worse, stored, runs=True)
     moved_truth = {**stored, TRUTH + "p0": stored[TRUTH + "p0"] * (1 + 1e-9)}
     assert replay_problems(stored, moved_truth, runs=True)
+
+
+def test_two_of_lucids_paths_are_each_held_to_the_other():
+    truth = np.array([1.0, 2.0])
+    near, far = truth + ulp(2.0, "float32") * np.array([0.0, 1.0]), truth + ulp(2.0, "float32") * np.array([0.0, 9.0])
+    judge_alike(near, truth + ulp(2.0, "float32") * np.array([0.0, 3.0]), truth, "float32")
+    for first, second in ((near, far), (far, near)):
+        with pytest.raises(AssertionError):
+            judge_alike(first, second, truth, "float32")
+
+
+def test_a_closed_form_allows_judgeds_floor_and_no_more():
+    floor = JUDGED["float32"][1]
+    truth = np.array([0.5, -1.0, 2.0])
+    judge_exact(truth + np.array([0.0, 0.0, floor]) * ulp(2.0, "float32"), truth, "float32")
+    with pytest.raises(AssertionError):
+        judge_exact(truth + np.array([0.0, 0.0, floor + 0.5]) * ulp(2.0, "float32"), truth, "float32")
