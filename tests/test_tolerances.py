@@ -5,24 +5,39 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tolerances import PARITY, close, close_summed
+from tolerances import JUDGED, PARITY, close, judge, normwise_ulps
 
 
-def test_close_summed_allows_cancellation_only_up_to_the_largest_entry():
-    expected = np.array([11.1, -5.1, 0.0186], dtype=np.float64)
-    rtol, _ = PARITY["float32"]
-    # a small entry off by half of rtol x the largest: float32 rounding of the terms, accepted
-    close_summed(expected + [0, 0, 0.5 * rtol * 11.1], expected, "float32")
+def test_close_holds_float64_to_1e_12_and_refuses_float32():
+    expected = np.array([11.1, -5.1, 0.0186])
+    rtol, _ = PARITY["float64"]
+    close(expected * (1 + 0.5 * rtol), expected, "float64")
     with pytest.raises(AssertionError):
-        close(expected + [0, 0, 0.5 * rtol * 11.1], expected, "float32")
-    # past the bound, or the largest entry off by more than rtol of itself (plus atol): rejected
-    with pytest.raises(AssertionError):
-        close_summed(expected + [0, 0, 2 * rtol * 11.1], expected, "float32")
-    with pytest.raises(AssertionError):
-        close_summed(expected * (1 + np.array([1.2 * rtol, 0, 0])), expected, "float32")
+        close(expected * (1 + 2 * rtol), expected, "float64")
+    with pytest.raises(ValueError, match="judge"):
+        close(expected, expected, "float32")
 
 
-def test_close_summed_keeps_float64_elementwise():
-    expected = np.array([11.1, 0.0186])
+def test_judge_bounds_lucid_by_torchs_error_or_the_floor():
+    factor, floor = JUDGED["float32"]
+    truth = np.array([11.1, -5.1, 0.0186])
+    one_ulp = np.spacing(np.float32(11.1)).astype(np.float64)  # at the largest magnitude
+    torch_result = truth + [3 * one_ulp, 0, 0]
+    assert normwise_ulps(torch_result, truth, "float32") == pytest.approx(3)
+    # an error anywhere counts in ulps of the largest magnitude: a cancelled entry is no outlier
+    judge(truth + [0, 0, factor * 3 * one_ulp], torch_result, truth, "float32")
+    with pytest.raises(AssertionError, match="torch's 3"):
+        judge(truth + [0, 0, factor * 3.1 * one_ulp], torch_result, truth, "float32")
+    # where torch is exact, the floor
+    judge(truth + [floor * one_ulp, 0, 0], truth, truth, "float32")
     with pytest.raises(AssertionError):
-        close_summed(expected + [0, 1e-10], expected, "float64")
+        judge(truth + [1.1 * floor * one_ulp, 0, 0], truth, truth, "float32")
+
+
+def test_judge_refuses_a_nan_or_an_infinity_the_truth_does_not_have():
+    truth = np.array([1.0, np.inf])
+    judge(truth, truth, truth, "float32")
+    with pytest.raises(AssertionError):
+        judge(np.array([np.nan, np.inf]), truth, truth, "float32")
+    with pytest.raises(AssertionError):
+        judge(np.array([1.0, 3e38]), truth, truth, "float32")
