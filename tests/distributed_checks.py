@@ -21,7 +21,7 @@ import lucid.nn.functional as F
 from lucid import nn, optim
 from lucid.distributed.optim import ZeroRedundancyOptimizer
 from lucid.nn.parallel import DistributedDataParallel as DDP
-from tolerances import PARITY
+from tolerances import close as parity, judge
 
 BATCH = 16  # divisible by every world size tested (2 and 4)
 CONFIGS = [("cpu", lucid.float64), ("cpu", lucid.float32)] + (
@@ -42,10 +42,24 @@ def world():
     return dist.get_world_size()
 
 
-def close(actual, expected, what):
-    rtol, atol = PARITY[expected.dtype.name]
-    np.testing.assert_allclose(actual.detach().cpu().numpy(), expected.detach().cpu().numpy(),
-                               rtol=rtol, atol=atol, err_msg=f"{what} on rank {rank()}")
+def host(t) -> np.ndarray:
+    return t.detach().cpu().numpy().astype(np.float64)
+
+
+def close(actual, expected, what, truth=None):
+    """float64: ``actual`` as ``expected`` to 1e-12. float32: both judged against ``truth``
+    (float64, the same computation on the same float32 values), ``expected`` (one process,
+    or the correctly rounded value) the ceiling of ``actual``'s error."""
+    if expected.dtype is lucid.float64:
+        parity(host(actual), host(expected), "float64")
+        return
+    assert truth is not None, f"{what}: a float32 result needs its float64 truth"
+    judge(host(actual), host(expected), host(truth), expected.dtype.name, what=f"{what} on rank {rank()}")
+
+
+def widened(t):
+    """A float64 copy of ``t`` on the host, for the truth of a float32 computation."""
+    return t.detach().to("cpu", lucid.float64).clone()
 
 
 def same_bits(actual, expected, what):
@@ -80,8 +94,8 @@ def collectives():
         host = base.cpu().numpy()
         want = host * 0
         for k in range(n):
-            want = want + host * (k + 1)
-        close(t, lucid.tensor(want, dtype=dtype), f"all_reduce SUM {device} {dtype}")
+            want = want + host.astype(np.float64) * (k + 1)
+        close(t, lucid.tensor(want, dtype=dtype), f"all_reduce SUM {device} {dtype}", lucid.tensor(want))
         for op, fold in ((dist.ReduceOp.MAX, np.maximum), (dist.ReduceOp.MIN, np.minimum)):
             t = base * (r + 1)
             dist.all_reduce(t, op=op)
@@ -93,8 +107,8 @@ def collectives():
         dist.all_reduce(t, op=dist.ReduceOp.AVG)
         want = host * 0
         for k in range(n):
-            want = want + host * (k + 1) / np.asarray(n, dtype=host.dtype)
-        close(t, lucid.tensor(want, dtype=dtype), f"all_reduce AVG {device} {dtype}")
+            want = want + host.astype(np.float64) * (k + 1) / np.asarray(n, dtype=host.dtype)
+        close(t, lucid.tensor(want, dtype=dtype), f"all_reduce AVG {device} {dtype}", lucid.tensor(want))
         # all_gather and broadcast move bits: -0.0 and every rank's values exactly
         mine = lucid.tensor([float(r), -0.0], dtype=dtype, device=device) / 3
         out = [lucid.zeros(2, dtype=dtype, device=device) for _ in range(n)]
@@ -135,10 +149,13 @@ def ddp_matches_one_process():
         for name, make in makers.items():
             reference = mlp(0, device, dtype)
             train(reference, make(reference.parameters()), x, y, steps=3)
+            # the truth: one process in float64 from the same values (mlp's are float32 draws)
+            truth = mlp(0, "cpu", lucid.float64)
+            train(truth, make(truth.parameters()), widened(x), widened(y), steps=3)
             model = DDP(mlp(rank(), device, dtype))  # rank 0's initial values reach every process
             train(model, make(model.parameters()), local_slice(x), local_slice(y), steps=3)
-            for (pname, p), q in zip(model.module.named_parameters(), reference.parameters()):
-                close(p, q, f"DDP {name} {device} {dtype} {pname}")
+            for (pname, p), q, t in zip(model.module.named_parameters(), reference.parameters(), truth.parameters()):
+                close(p, q, f"DDP {name} {device} {dtype} {pname}", t)
 
 
 @check
@@ -190,18 +207,21 @@ def ddp_sparse_embedding():
 
         reference = table(0)
         opt = optim.SparseAdam(reference.parameters(), lr=0.1)
+        truth = nn.Embedding.from_pretrained(widened(reference.weight), freeze=False, sparse=True)
+        topt = optim.SparseAdam(truth.parameters(), lr=0.1)
         model = DDP(table(rank()))
         zopt = optim.SparseAdam(model.parameters(), lr=0.1)
         for _ in range(3):
-            opt.zero_grad()
-            F.mse_loss(reference(idx), target).backward()
-            opt.step()
+            for m, o, goal, where in ((reference, opt, target, idx), (truth, topt, widened(target), idx.cpu())):
+                o.zero_grad()
+                F.mse_loss(m(where), goal).backward()
+                o.step()
             zopt.zero_grad()
             F.mse_loss(model(local_slice(idx)), local_slice(target)).backward()
             grad = model.module.weight.grad
             assert grad.is_sparse and grad.is_coalesced(), "the reduced gradient must stay row-sparse"
             zopt.step()
-        close(model.module.weight, reference.weight, f"sparse embedding {device} {dtype}")
+        close(model.module.weight, reference.weight, f"sparse embedding {device} {dtype}", truth.weight)
 
 
 # --- ZeroRedundancyOptimizer ----------------------------------------------------------------
