@@ -15,7 +15,7 @@ from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 if TYPE_CHECKING:
-    from ..._backend import random as _random
+    from ... import Generator
     from .dataset import _SizedMapDataset
 
 __all__ = ["DataLoader", "default_collate", "default_convert"]
@@ -157,7 +157,7 @@ class DataLoader:
                  batch_sampler: Sampler[list[int]] | Iterable[Sequence[int]] | None = None, num_workers: int = 0,
                  collate_fn: Callable[[Any], Any] | None = None, pin_memory: bool = False, drop_last: bool = False,
                  timeout: float = 0, worker_init_fn: Callable[[int], None] | None = None,
-                 multiprocessing_context: object | None = None, generator: _random.Generator | None = None, *,
+                 multiprocessing_context: object | None = None, generator: Generator | None = None, *,
                  prefetch_factor: int | None = None, persistent_workers: bool = False, pin_memory_device: str = "",
                  in_order: bool = True) -> None:
         if not isinstance(num_workers, numbers.Integral) or num_workers < 0:

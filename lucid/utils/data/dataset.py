@@ -13,7 +13,7 @@ from ... import _factory
 from ..._tensor import Tensor
 
 if TYPE_CHECKING:
-    from ..._backend import random as _random
+    from ... import Generator
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "random_split"]
 
@@ -172,7 +172,7 @@ class ConcatDataset(Dataset):
 
 
 def random_split(dataset: _SizedMapDataset, lengths: Sequence[float],
-                 generator: _random.Generator | None = None) -> list[Subset]:
+                 generator: Generator | None = None) -> list[Subset]:
     """``dataset`` cut into non-overlapping random :class:`Subset` s of the given lengths.
 
     Parameters
