@@ -16,7 +16,7 @@ import builtins
 
 from . import _backend
 from ._autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from ._backend.random import Generator
+from ._generator import Generator
 from ._device import device
 from ._dtype import bool_ as bool  # noqa: A001 - torch's name
 from ._dtype import dtype, finfo, float16, float32, float64, int32, int64

@@ -6,8 +6,9 @@ import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import _backend, _dtype
+from . import _backend, _dtype, _generator
 from ._backend import random as _random
+from ._generator import Generator
 from ._backend.host import is_array as host_is_array
 from ._tensor import Tensor, _check_dtype
 
@@ -124,7 +125,7 @@ def ones_like(t: Tensor, dtype: _dtype.dtype | None = None, device: str | None =
     return ones(t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
 
 
-def randn(*size: int | Sequence[int], generator: _random.Generator | None = None, dtype: _dtype.dtype | None = None,
+def randn(*size: int | Sequence[int], generator: Generator | None = None, dtype: _dtype.dtype | None = None,
           device: str = "cpu", requires_grad: bool = False) -> Tensor:
     """Samples of N(0, 1) of shape ``size``; the same numbers on every device for one seed.
 
@@ -145,7 +146,7 @@ def randn(*size: int | Sequence[int], generator: _random.Generator | None = None
     return _finish(array, backend, requires_grad)
 
 
-def rand(*size: int | Sequence[int], generator: _random.Generator | None = None, dtype: _dtype.dtype | None = None,
+def rand(*size: int | Sequence[int], generator: Generator | None = None, dtype: _dtype.dtype | None = None,
          device: str = "cpu", requires_grad: bool = False) -> Tensor:
     """Samples of U[0, 1) of shape ``size``.
 
@@ -185,7 +186,7 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: _dtyp
     return _finish(backend.arange(start, end, step, dtype), backend, requires_grad)
 
 
-def manual_seed(seed: int) -> _random.Generator:
+def manual_seed(seed: int) -> Generator:
     """Seed lucid's default random numbers (shared by every device); returns the default
     :class:`lucid.Generator`, as torch does.
 
@@ -195,7 +196,7 @@ def manual_seed(seed: int) -> _random.Generator:
     >>> lucid.manual_seed(42).initial_seed()
     42
     """
-    return _random.manual_seed(seed)
+    return _generator.default_generator.manual_seed(seed)
 
 
 def initial_seed() -> int:
@@ -208,7 +209,7 @@ def initial_seed() -> int:
     >>> lucid.initial_seed()
     7
     """
-    return _random.default_generator.initial_seed()
+    return _generator.default_generator.initial_seed()
 
 
 def seed() -> int:
@@ -220,7 +221,7 @@ def seed() -> int:
     >>> lucid.seed() == lucid.initial_seed()
     True
     """
-    return _random.default_generator.seed()
+    return _generator.default_generator.seed()
 
 
 def get_rng_state() -> Tensor:
@@ -254,7 +255,7 @@ def get_rng_state() -> Tensor:
     >>> bool((lucid.randn(3) == a).all()), state.dtype, state.shape
     (True, lucid.int64, (8,))
     """
-    return _random.default_generator.get_state()
+    return _generator.default_generator.get_state()
 
 
 def set_rng_state(new_state: Tensor) -> None:
@@ -288,7 +289,7 @@ def set_rng_state(new_state: Tensor) -> None:
     >>> lucid.initial_seed()
     7
     """
-    _random.set_rng_state(new_state)
+    _generator.set_default_state(new_state)
 
 
 def empty(*size: int | Sequence[int], dtype: _dtype.dtype | None = None, device: str = "cpu",
@@ -366,7 +367,7 @@ def _size_tuple(size, fn: str, position: int) -> tuple:
 
 
 def randint(*args: int | Sequence[int], low: int | None = None, high: int | None = None,
-            size: Sequence[int] | None = None, generator: _random.Generator | None = None,
+            size: Sequence[int] | None = None, generator: Generator | None = None,
             dtype: _dtype.dtype | None = None, device: str = "cpu", requires_grad: bool = False) -> Tensor:
     """Integers drawn uniformly from ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``.
 
@@ -408,7 +409,7 @@ def randint(*args: int | Sequence[int], low: int | None = None, high: int | None
     return _finish(array, backend, requires_grad)
 
 
-def randperm(n: int, *, generator: _random.Generator | None = None, dtype: _dtype.dtype | None = None,
+def randperm(n: int, *, generator: Generator | None = None, dtype: _dtype.dtype | None = None,
              device: str = "cpu", requires_grad: bool = False) -> Tensor:
     """A random permutation of ``0 .. n-1`` (int64 by default).
 

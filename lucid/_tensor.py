@@ -1136,7 +1136,7 @@ class Tensor:
         return self.fill_(0)
 
     def uniform_(self, from_: builtins.float = 0.0, to: builtins.float = 1.0, *,
-                 generator: _random.Generator | None = None) -> "Tensor":
+                 generator: _random.HostGenerator | None = None) -> "Tensor":
         """Fill with samples of U[``from_``, ``to``) (torch calls the first argument ``from``,
         a Python keyword: pass it by position).
 
@@ -1163,7 +1163,7 @@ class Tensor:
         return self._assign(_random.uniform(self.shape, self.dtype, self._backend, from_, to, generator))
 
     def normal_(self, mean: builtins.float = 0.0, std: builtins.float = 1.0, *,
-                generator: _random.Generator | None = None) -> "Tensor":
+                generator: _random.HostGenerator | None = None) -> "Tensor":
         """Fill with samples of N(mean, std**2).
 
         Parameters

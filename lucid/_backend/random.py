@@ -14,59 +14,39 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import canonical_device
+
 if TYPE_CHECKING:
-    from .._tensor import Tensor
+    from typing_extensions import Self
 
 DEFAULT_SEED = 67280421310721  # torch's default_rng_seed_val: a fresh Generator's initial_seed()
 
-# A state as a tensor (get_state/set_state): lucid has no uint8 dtype, so it is STATE_WORDS
-# int64 words, each the two's complement of an unsigned 64-bit word: the tag, the initial
-# seed, PCG64's 128-bit state and 128-bit increment (low word first), and NumPy's buffered
-# 32-bit draw (a flag, then the value). int64 tensors round-trip exactly through lucid.save.
+# A state as host words (lucid.Generator.get_state makes them a tensor; lucid has no uint8
+# dtype): STATE_WORDS int64 words, each the two's complement of an unsigned 64-bit word: the
+# tag, the initial seed, PCG64's 128-bit state and 128-bit increment (low word first), and
+# NumPy's buffered 32-bit draw (a flag, then the value). int64 tensors round-trip exactly
+# through lucid.save.
 STATE_TAG = 0x6C75636964504347  # the bytes "lucidPCG": lucid's PCG64 state, this layout
 STATE_WORDS = 8
 _WORD = 2**64 - 1
 
 
-class Generator:
-    """A source of random numbers with its own seed and state, as ``torch.Generator``.
+class HostGenerator:
+    """The seeded host stream behind :class:`lucid.Generator`: NumPy's PCG64, its seed, and
+    its state as :data:`STATE_WORDS` host words (``lucid.Generator`` makes them a tensor).
 
-    Every random function takes ``generator=`` (``lucid.randn``, ``lucid.randperm``,
-    ``Tensor.uniform_``, ``lucid.nn.init``, ``DataLoader(shuffle=True)``, ...); without one
-    they draw from the default generator that :func:`lucid.manual_seed` seeds.
-
-    Parameters
-    ----------
-    device : {"cpu", "gpu"}, default "cpu"
-        Accepted for torch's signature: lucid draws on the host for every device.
-
-    Notes
-    -----
-    ``get_state`` gives the state as a tensor, as torch's does, but of 8 int64 words rather
-    than torch's uint8 bytes (lucid has no uint8 dtype): the seed, NumPy's PCG64 state and
-    the draw it holds back; ``set_state`` takes such a tensor. It saves with
-    :func:`lucid.save` like any other tensor.
-
-    Examples
-    --------
-    >>> import lucid
-    >>> g = lucid.Generator().manual_seed(42)
-    >>> a = lucid.randn(3, generator=g)
-    >>> _ = g.manual_seed(42)
-    >>> bool((lucid.randn(3, generator=g) == a).all()), g.initial_seed()
-    (True, 42)
+    Drawing on the host and moving the result to the device gives every device the same
+    numbers for the same seed.
     """
 
     _seed: int
     _rng: np.random.Generator
 
     def __init__(self, device: str = "cpu") -> None:
-        from . import canonical_device
-
         self.device = canonical_device(device)
         self.manual_seed(DEFAULT_SEED)
 
-    def manual_seed(self, seed: int) -> "Generator":
+    def manual_seed(self, seed: int) -> Self:
         """Reset the state from ``seed`` (an int); returns the generator, as torch's.
 
         Examples
@@ -107,101 +87,42 @@ class Generator:
         """
         return self._seed
 
-    def get_state(self) -> Tensor:
-        """The generator's whole state, as a new int64 tensor to give back to :meth:`set_state`.
-
-        Returns
-        -------
-        Tensor
-            8 int64 words on the cpu: the initial seed and NumPy's PCG64 state (torch gives
-            a uint8 tensor; see the class Notes). Drawing does not change it.
-
-        Examples
-        --------
-        >>> import lucid
-        >>> g = lucid.Generator().manual_seed(3)
-        >>> state = g.get_state()
-        >>> a = lucid.rand(2, generator=g)
-        >>> _ = g.set_state(state)
-        >>> bool((lucid.rand(2, generator=g) == a).all()), state.dtype, state.shape
-        (True, lucid.int64, (8,))
-        """
-        from .. import _dtype
-        from .._tensor import Tensor
-
+    def _state_words(self) -> np.ndarray:
+        """The whole state as :data:`STATE_WORDS` int64 words (see :data:`STATE_TAG`)."""
         bits = self._rng.bit_generator.state
         state, inc = bits["state"]["state"], bits["state"]["inc"]
         words = [STATE_TAG, self._seed, state & _WORD, state >> 64, inc & _WORD, inc >> 64,
                  bits["has_uint32"], bits["uinteger"]]
-        return Tensor(np.array(words, dtype=np.uint64).view(np.int64), dtype=_dtype.int64)
+        return np.array(words, dtype=np.uint64).view(np.int64)
 
-    def set_state(self, new_state: Tensor) -> "Generator":
-        """Restore a state that :meth:`get_state` gave (of this generator or another); returns the generator.
-
-        The next draws are the ones that followed the state, on every device, and
-        :meth:`initial_seed` is the seed it came from.
-
-        Parameters
-        ----------
-        new_state : Tensor
-            The 8 int64 words of :meth:`get_state` (or :func:`lucid.get_rng_state`), on
-            any device, e.g. as :func:`lucid.load` gave them back.
-
-        Raises
-        ------
-        TypeError
-            If ``new_state`` is not a Tensor, or not of dtype int64.
-        RuntimeError
-            If it does not hold 8 words, or they are not a lucid state. The generator is
-            unchanged then.
-
-        Examples
-        --------
-        >>> import lucid
-        >>> g = lucid.Generator()
-        >>> other = lucid.Generator().manual_seed(5)
-        >>> g.set_state(other.get_state()) is g, g.initial_seed()
-        (True, 5)
-        """
-        return self._restore(new_state, "Generator.set_state")
-
-    def _restore(self, new_state, caller: str) -> "Generator":
-        self._seed, self._rng = _from_state(new_state, caller)  # checked in full before anything changes
+    def _restore_words(self, words: np.ndarray, caller: str) -> Self:
+        """Take back the state of :meth:`_state_words`; everything is checked first, and a
+        RuntimeError (naming ``caller`` and ``new_state``) leaves the generator as it was."""
+        self._seed, self._rng = _from_words(words, caller)
         return self
 
     def __repr__(self) -> str:
         return f"<lucid.Generator object at {hex(id(self))}>"
 
 
-default_generator = Generator()
+# the stream of every draw without generator=: lucid.Generator's default instance, once
+# lucid/_generator.py has made it (use_default)
+default_generator = HostGenerator()
 
 
-def manual_seed(seed: int) -> Generator:
-    return default_generator.manual_seed(seed)
+def use_default(generator: HostGenerator) -> None:
+    """Make ``generator`` the default stream (lucid's default :class:`lucid.Generator`)."""
+    global default_generator
+    default_generator = generator
 
 
-def set_rng_state(new_state: Tensor) -> None:
-    default_generator._restore(new_state, "set_rng_state")
-
-
-def _from_state(new_state, caller: str):
-    """The seed and the NumPy generator that a :meth:`Generator.get_state` tensor holds.
-
-    Checks everything first and raises (naming ``caller`` and ``new_state``) for anything
-    else, so that the generator being set is left as it was.
-    """
-    from .._tensor import Tensor
-
-    expected = "the int64 tensor that get_state() or get_rng_state() returns"
-    if not isinstance(new_state, Tensor):
-        raise TypeError(f"{caller}: new_state must be {expected}, got {type(new_state).__name__}")
-    if new_state.dtype.name != "int64":
-        raise TypeError(f"{caller}: new_state must be {expected}, got a tensor of dtype {new_state.dtype}")
-    if new_state.numel() != STATE_WORDS:
+def _from_words(words: np.ndarray, caller: str):
+    """The seed and the NumPy generator that :meth:`HostGenerator._state_words` words hold."""
+    if words.size != STATE_WORDS:
         raise RuntimeError(f"{caller}: new_state must hold the {STATE_WORDS} words of a lucid random state, "
-                           f"got {new_state.numel()}")
+                           f"got {words.size}")
     tag, seed, state_low, state_high, inc_low, inc_high, has_uint32, uinteger = (
-        int(w) for w in np.array(new_state.detach().numpy(), dtype=np.int64).reshape(-1).view(np.uint64))
+        int(w) for w in np.asarray(words, dtype=np.int64).reshape(-1).view(np.uint64))
     problem = ("its first word is not lucid's tag" if tag != STATE_TAG
                else "PCG64's increment must be odd" if not inc_low & 1
                else "the flag of the held-back draw must be 0 or 1" if has_uint32 not in (0, 1)
@@ -219,7 +140,7 @@ def _from_state(new_state, caller: str):
 def _rng(generator):
     if generator is None:
         return default_generator._rng
-    if not isinstance(generator, Generator):
+    if not isinstance(generator, HostGenerator):
         raise TypeError(f"generator must be a lucid.Generator, got {type(generator).__name__}")
     return generator._rng
 

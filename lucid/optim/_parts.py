@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from collections import OrderedDict
     from collections.abc import Callable
 
-    from .._backend.rules import Rule
+    from .elementwise import Rule
     from .._dtype import dtype
     from .._tensor import Tensor
     from ._plan import GroupPlan

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
 from ... import _factory
 from ..._backend import random
+from ..._generator import Generator
 
 if TYPE_CHECKING:
     from ..._tensor import Tensor
@@ -67,7 +68,7 @@ def _generator_for_epoch(generator):
     if generator is not None:
         return generator
     seed = int(_factory.randint(0, 2**62, (1,)).item())
-    return random.Generator().manual_seed(seed)
+    return Generator().manual_seed(seed)
 
 
 class RandomSampler(Sampler[int]):
@@ -92,7 +93,7 @@ class RandomSampler(Sampler[int]):
     """
 
     def __init__(self, data_source: Sized, replacement: bool = False, num_samples: int | None = None,
-                 generator: random.Generator | None = None) -> None:
+                 generator: Generator | None = None) -> None:
         self.data_source = data_source
         self.replacement = replacement
         self._num_samples = num_samples
@@ -141,7 +142,7 @@ class SubsetRandomSampler(Sampler[int]):
     [4, 7, 9]
     """
 
-    def __init__(self, indices: Sequence[int], generator: random.Generator | None = None) -> None:
+    def __init__(self, indices: Sequence[int], generator: Generator | None = None) -> None:
         self.indices = indices
         self.generator = generator
 
@@ -166,10 +167,10 @@ class WeightedRandomSampler(Sampler[int]):
     weights: list[float]
     num_samples: int
     replacement: bool
-    generator: random.Generator | None
+    generator: Generator | None
 
     def __init__(self, weights: Sequence[float] | Tensor, num_samples: int, replacement: bool = True,
-                 generator: random.Generator | None = None) -> None:
+                 generator: Generator | None = None) -> None:
         if not isinstance(num_samples, numbers.Integral) or isinstance(num_samples, bool) or num_samples <= 0:
             raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
         if not isinstance(replacement, bool):
