@@ -7,11 +7,14 @@ state is a tensor, and makes the default generator that ``lucid.manual_seed`` se
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from . import _dtype
 from ._backend import random as _random
 from ._tensor import Tensor
+
+if TYPE_CHECKING:
+    from ._backend.host import ndarray
 
 __all__ = ["Generator", "default_generator"]
 
@@ -97,7 +100,7 @@ class Generator(_random.HostGenerator):
         return self._restore_words(state_words(new_state, "Generator.set_state"), "Generator.set_state")
 
 
-def state_words(new_state, caller: str) -> np.ndarray:
+def state_words(new_state, caller: str) -> ndarray:
     """The host words of a state tensor, or a TypeError naming ``caller`` and ``new_state``
     (the words themselves are checked where they are read, before anything changes)."""
     expected = "the int64 tensor that get_state() or get_rng_state() returns"
