@@ -8,6 +8,17 @@ import numbers
 from .._tensor import Tensor
 
 
+class RequiredParameter:
+    """The default of a hyperparameter every group must give."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = RequiredParameter()
+
+
+
 def learning_rate(lr, strict=False) -> None:
     if isinstance(lr, Tensor) and lr.numel() != 1:
         raise ValueError("Tensor lr must be 1-element")

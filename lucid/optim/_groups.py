@@ -5,17 +5,9 @@ from __future__ import annotations
 from .._autograd import no_grad
 from .._tensor import Tensor
 from . import _checks
+from ._checks import required
 from . import schedules as _schedules
 from ._parts import OptimizerParts
-
-class _RequiredParameter:
-    """The default of a hyperparameter every group must give."""
-
-    def __repr__(self) -> str:
-        return "<required parameter>"
-
-
-required = _RequiredParameter()
 
 
 _UNORDERED = ("optimizer parameters need to be organized in ordered collections, but the ordering "

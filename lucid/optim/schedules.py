@@ -49,6 +49,7 @@ from collections.abc import Sequence
 from typing import TypeGuard
 
 from .._tensor import Tensor
+from ._checks import required  # a default every group must give: nothing to check yet
 
 __all__ = [
     "Schedule", "constant", "linear", "cosine", "exponential", "step", "warmup", "join", "piecewise",
@@ -483,8 +484,6 @@ def attach(group: dict) -> dict:
     >>> attach({"lr": linear(1.0, 0.0, 4)})
     {'lr': 1.0, 'lr_schedule': linear(start=1.0, end=0.0, steps=4), 'lr_schedule_step': 0}
     """
-    from .optimizer import required  # a default every group must give: nothing to check yet
-
     lr = group.get("lr", required)
     if lr is required:  # not given yet (or an optimizer without an lr)
         return group
