@@ -702,3 +702,11 @@ def test_cosine_resumed_branch_is_the_closed_form_as_in_torch():
         warnings.simplefilter("ignore")
         lrs = mine.get_lr()[0], theirs.get_lr()[0], sch.cosine(0.3, 7, 1e-4).value(5)
     assert len({_bits(lr) for lr in lrs}) == 1, lrs
+
+
+def test_counts_take_any_integer_and_keep_a_python_int():
+    # the shared count check (lucid.optim._checks.count): a NumPy int is an int, as torch takes it
+    scheduler = S.StepLR(sgd(1.0), step_size=np.int64(2), gamma=0.5)
+    assert type(scheduler.step_size) is int and scheduler.step_size == 2
+    with pytest.raises(TypeError, match="step_size must be an int, got bool True"):
+        S.StepLR(sgd(1.0), step_size=True)
