@@ -288,20 +288,17 @@ class LRScheduler:
                 stacklevel=3,
             )
 
-    def _group_lrs(self) -> list:
-        """The groups' current lrs (copies): what a chainable ``get_lr`` returns to hold still."""
-        return _param_groups_val_list(self.optimizer, "lr")
-
     def _chain(self, factor) -> list:
         """torch's recursive (chainable) form: each group's current lr times ``factor``.
 
-        ``factor`` is one number, or a list of one per group; None holds the lrs. Stepping
-        multiplies the lr the optimizer holds, so that schedulers on one optimizer compose and
-        changes made from outside persist; its products round differently from the closed
-        form's (``base_lr * gamma**t`` is not ``lr * gamma`` t times), so this is kept, as torch.
+        ``factor`` is one number, or a list of one per group; None holds the lrs (copies of the
+        groups' current ones). Stepping multiplies the lr the optimizer holds, so that schedulers
+        on one optimizer compose and changes made from outside persist; its products round
+        differently from the closed form's (``base_lr * gamma**t`` is not ``lr * gamma`` t
+        times), so this is kept, as torch.
         """
         if factor is None:
-            return self._group_lrs()
+            return _param_groups_val_list(self.optimizer, "lr")
         groups = self.optimizer.param_groups
         factors = factor if isinstance(factor, list) else [factor] * len(groups)
         return [group["lr"] * f for group, f in zip(groups, factors)]
