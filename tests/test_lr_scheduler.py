@@ -8,14 +8,18 @@ importable), to the "scheduler" tolerance.
 import copy
 import math
 import pickle
+import struct
 import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import lucid
 from lucid import nn, optim
 from lucid.optim import lr_scheduler as S
+from lucid.optim import schedules as sch
 from scheduler_cases import CASES, GOLDEN_DIR, Factor, Library, _optimizer, golden_path, load_golden, run, steps
 from tolerances import PARITY, SCHEDULER, close
 
@@ -601,3 +605,108 @@ def test_sequential_milestone_count():
     with pytest.raises(ValueError, match="number of schedulers 2 and the number of milestones to be equal to 2"):
         S.SequentialLR(opt, [S.StepLR(opt, 1), S.StepLR(opt, 1)], milestones=[1, 2])
 
+
+
+# --- one schedule arithmetic: torch's numbers to the bit, the schedule values' curves ---------
+# The closed forms (``step(epoch)``) are the schedule values' curves; stepping keeps torch's
+# recursive form (LRScheduler._chain). Both are held to torch bit for bit over generated
+# settings, and the closed forms to the schedule values they are.
+BASE_LRS = st.floats(1e-6, 10.0)
+GAMMAS = st.floats(0.01, 1.5)
+FACTORS = st.floats(0.01, 1.0)
+EPOCHS = st.lists(st.integers(0, 40), min_size=1, max_size=8)
+PROPERTY = settings(max_examples=60, deadline=None)
+
+
+def _bits(value) -> int:
+    return struct.unpack("<q", struct.pack("<d", float(value)))[0]
+
+
+def _pair(name, kwargs, lr, momentum=None):
+    """The same scheduler on a one-group SGD at ``lr``, in lucid and in torch."""
+    extra = {} if momentum is None else {"momentum": momentum}
+    mine = optim.SGD([nn.Parameter(lucid.zeros(1))], lr=lr, **extra)
+    theirs = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=lr, **extra)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return (mine, getattr(S, name)(mine, **kwargs)), (theirs, getattr(torch.optim.lr_scheduler, name)(theirs, **kwargs))
+
+
+# name: (kwargs strategy, the lr at epoch t from base lr b as a schedule value's curve)
+CLOSED_FORMS = {
+    "StepLR": (st.fixed_dictionaries({"step_size": st.integers(1, 7), "gamma": GAMMAS}),
+               lambda b, kw, t: sch.step(b, kw["step_size"], kw["gamma"]).value(t)),
+    "MultiStepLR": (st.fixed_dictionaries({"milestones": st.lists(st.integers(0, 30), max_size=4), "gamma": GAMMAS}),
+                    lambda b, kw, t: sch.exponential(b, kw["gamma"]).value(sum(m <= t for m in kw["milestones"]))),
+    "ExponentialLR": (st.fixed_dictionaries({"gamma": GAMMAS}),
+                      lambda b, kw, t: sch.exponential(b, kw["gamma"]).value(t)),
+    "LinearLR": (st.fixed_dictionaries({"start_factor": FACTORS, "end_factor": FACTORS, "total_iters": st.integers(1, 20)}),
+                 lambda b, kw, t: b * sch.linear(kw["start_factor"], kw["end_factor"], kw["total_iters"]).value(t)),
+    "CosineAnnealingLR": (st.fixed_dictionaries({"T_max": st.integers(1, 20), "eta_min": st.floats(0.0, 1e-3)}),
+                          lambda b, kw, t: sch.cosine(b, kw["T_max"], kw["eta_min"]).value(t) if t <= kw["T_max"]
+                          else sch.cosine.curve(b, kw["eta_min"], t, kw["T_max"])),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(CLOSED_FORMS))
+@PROPERTY
+@given(data=st.data(), lr=BASE_LRS, epochs=EPOCHS)
+def test_closed_forms_are_the_schedule_values_and_torchs_bits(name, data, lr, epochs):
+    kwargs = data.draw(CLOSED_FORMS[name][0])
+    (_, mine), (_, theirs) = _pair(name, kwargs, lr)
+    for epoch in epochs:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # step(epoch) is deprecated, as in torch
+            mine.step(epoch)
+            theirs.step(epoch)
+        assert _bits(mine.get_last_lr()[0]) == _bits(theirs.get_last_lr()[0]), (epoch, kwargs)
+        assert _bits(mine.get_last_lr()[0]) == _bits(CLOSED_FORMS[name][1](lr, kwargs, epoch)), (epoch, kwargs)
+
+
+STEPPED = {
+    **{name: kwargs for name, (kwargs, _) in CLOSED_FORMS.items()},
+    "ConstantLR": st.fixed_dictionaries({"factor": FACTORS, "total_iters": st.integers(0, 20)}),
+    "PolynomialLR": st.fixed_dictionaries({"total_iters": st.integers(1, 20), "power": st.floats(0.1, 3.0)}),
+    "CosineAnnealingWarmRestarts": st.fixed_dictionaries(
+        {"T_0": st.integers(1, 10), "T_mult": st.integers(1, 3), "eta_min": st.floats(0.0, 1e-3)}),
+    "OneCycleLR": st.fixed_dictionaries({
+        "max_lr": BASE_LRS, "total_steps": st.just(45), "pct_start": st.floats(0.05, 0.5),
+        "anneal_strategy": st.sampled_from(["cos", "linear"]), "three_phase": st.booleans(),
+        "div_factor": st.floats(1.5, 100.0), "final_div_factor": st.floats(1.5, 1e4)}),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(STEPPED))
+@PROPERTY
+@given(data=st.data(), lr=BASE_LRS)
+def test_stepping_gives_torchs_bits(name, data, lr):
+    kwargs = data.draw(STEPPED[name])
+    (mine_opt, mine), (theirs_opt, theirs) = _pair(name, kwargs, lr, momentum=0.9)
+    for _ in range(44):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            mine.step()
+            theirs.step()
+        assert _bits(mine.get_last_lr()[0]) == _bits(theirs.get_last_lr()[0]), (mine.last_epoch, kwargs)
+        assert _bits(mine_opt.param_groups[0]["momentum"]) == _bits(theirs_opt.param_groups[0]["momentum"])
+
+
+@needs_torch
+def test_cosine_resumed_branch_is_the_closed_form_as_in_torch():
+    # get_lr's branch for a first step at an epoch past 0 (``_step_count`` is 1 after construction)
+    (_, mine), (_, theirs) = _pair("CosineAnnealingLR", {"T_max": 7, "eta_min": 1e-4}, 0.3)
+    mine.last_epoch = theirs.last_epoch = 5
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lrs = mine.get_lr()[0], theirs.get_lr()[0], sch.cosine(0.3, 7, 1e-4).value(5)
+    assert len({_bits(lr) for lr in lrs}) == 1, lrs
+
+
+def test_counts_take_any_integer_and_keep_a_python_int():
+    # the shared count check (lucid.optim._checks.count): a NumPy int is an int, as torch takes it
+    scheduler = S.StepLR(sgd(1.0), step_size=np.int64(2), gamma=0.5)
+    assert type(scheduler.step_size) is int and scheduler.step_size == 2
+    with pytest.raises(TypeError, match="step_size must be an int, got bool True"):
+        S.StepLR(sgd(1.0), step_size=True)

@@ -338,8 +338,8 @@ def test_negative_value_still_checked_by_the_optimizer():
     (lambda: cosine(1.0, 0), ValueError, "steps must be at least 1, got 0"),
     (lambda: cosine(1.0, -5), ValueError, "steps must be at least 1, got -5"),
     (lambda: cosine(1.0, 2.5), TypeError, "steps must be an int, got float 2.5"),
-    (lambda: cosine(lucid.tensor(1.0), 10), TypeError, "peak must be a Python number, got a Tensor"),
-    (lambda: cosine("1e-3", 10), TypeError, "peak must be a Python number, got str"),
+    (lambda: cosine(lucid.tensor(1.0), 10), TypeError, "peak must be a number, got a Tensor"),
+    (lambda: cosine("1e-3", 10), TypeError, "peak must be a number, got str"),
     (lambda: linear(0.0, 1.0, 0), ValueError, "steps must be at least 1"),
     (lambda: step(1.0, 0), ValueError, "step_size must be at least 1"),
     (lambda: warmup(-1, 0.1), ValueError, "steps must be at least 0, got -1"),
@@ -349,7 +349,7 @@ def test_negative_value_still_checked_by_the_optimizer():
     (lambda: join([0.1, 0.2], []), ValueError, "2 pieces need 1 boundaries, got 0"),
     (lambda: join([0.1, 0.2, 0.3], [5, 5]), ValueError, "boundaries must increase"),
     (lambda: join([], []), ValueError, "at least one piece is needed"),
-    (lambda: piecewise([0.1, "x"], [3]), TypeError, r"values\[1\] must be a Python number"),
+    (lambda: piecewise([0.1, "x"], [3]), TypeError, r"values\[1\] must be a number"),
     (lambda: from_dict({"schedule": "sawtooth"}), ValueError, "unknown schedule 'sawtooth'"),
 ])
 def test_bad_schedule_arguments(make, error, message):

@@ -1,4 +1,9 @@
-"""Hyperparameter validation with torch.optim's exact messages."""
+"""Argument checks shared by the optimizers, the schedulers and the schedule values.
+
+Where torch raises, the message is torch's. Where torch accepts a value and then fails on it
+(``StepLR(step_size=0)``, a NaN factor, ``lr=inf``), lucid refuses it here, with a TypeError for
+a value of the wrong type and a ValueError for one out of range, naming the argument.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +23,50 @@ class RequiredParameter:
 required = RequiredParameter()
 
 
+# --- the small checks: a number, a finite one, one in range, an int count --------------------
+def describe(value) -> str:
+    """``value`` for a message: a Tensor by its shape, anything else by its type and repr."""
+    return f"a Tensor of shape {value.shape}" if isinstance(value, Tensor) else f"{type(value).__name__} {value!r}"
 
+
+def _numbers(value) -> list:
+    """The numbers in ``value``: itself, a one-element Tensor's value, or a tuple's or list's items."""
+    if isinstance(value, (tuple, list)):
+        return [v for item in value for v in _numbers(item)]
+    return [value.item()] if isinstance(value, Tensor) and value.numel() == 1 else [value]
+
+
+def number(name: str, value) -> float:
+    """``value`` as a float: a finite Python number (not a bool, not a Tensor)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {describe(value)}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return float(value)
+
+
+def finite(name: str, value) -> None:
+    """Each number in ``value`` (a number, a one-element Tensor, or one per param group) is finite."""
+    for item in _numbers(value):
+        number(name, item)
+
+
+def at_least(name: str, value, least: float = 0, strict: bool = False) -> None:
+    """:func:`finite`, and each number at least ``least`` (above it where ``strict``)."""
+    finite(name, value)
+    if not all(item > least if strict else item >= least for item in _numbers(value)):
+        raise ValueError(f"{name} must be {'greater than' if strict else 'at least'} {least}, got {value!r}")
+
+
+def count(name: str, value, least: int = 0) -> int:
+    """``value`` as an int: an integer (not a bool) of at least ``least``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {describe(value)}")
+    at_least(name, value, least)
+    return int(value)
+
+
+# --- torch.optim's checks of a param group's hyperparameters ----------------------------------
 def learning_rate(lr, strict=False) -> None:
     if isinstance(lr, Tensor) and lr.numel() != 1:
         raise ValueError("Tensor lr must be 1-element")
@@ -48,10 +96,8 @@ def non_negative(label: str, value) -> None:
 def implementation_flags(foreach, fused, differentiable) -> None:
     """torch's ``foreach``/``fused``/``differentiable`` flags: accepted, checked, and documented."""
     if differentiable:
-        raise NotImplementedError(
-            "differentiable=True is not supported: lucid's optimizer steps run without recording "
-            "a graph, so gradients cannot flow through an update"
-        )
+        raise NotImplementedError("differentiable=True is not supported: lucid's optimizer steps run without "
+                                  "recording a graph, so gradients cannot flow through an update")
     if fused and foreach:
         raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
@@ -64,37 +110,24 @@ FINITE = frozenset({
     "initial_accumulator_value", "momentum_decay", "beta2_decay", "d", "etas", "ns_coefficients",
     "tolerance_grad", "tolerance_change", "initial_lr", "max_lr", "min_lr", "base_momentum", "max_momentum",
 })
-_LABELS = {"lr": "learning rate"}
 
 
-def _numbers(value):
-    """The numbers in a hyperparameter: itself, a one-element Tensor's value, or a tuple's items."""
-    if isinstance(value, Tensor):
-        return [value.item()] if value.numel() == 1 else []
-    if isinstance(value, (tuple, list)):
-        return [v for item in value for v in _numbers(item)]
-    return [value]
-
-
-def _hyperparameter_numbers(group: dict):
-    """``(key, value, number)`` for every number in ``group``'s hyperparameters (flags excluded)."""
-    for key, value in group.items():
-        if key in ("params", "param_names"):
-            continue
-        for number in _numbers(value):
-            if not isinstance(number, bool) and number is not None:
-                yield key, value, number
+def _hyperparameter_numbers(group: dict) -> list:
+    """``(key, number)`` for every number in ``group``'s hyperparameters (flags and Nones left out)."""
+    return [(key, item) for key, value in group.items() if key not in ("params", "param_names")
+            for item in _numbers(value) if not isinstance(item, bool) and item is not None]
 
 
 def number_types(group: dict, placeholder=None) -> None:
     """TypeError for a non-number in a hyperparameter that must be a number (``lr="0.1"``).
 
     Runs before an optimizer's own range checks, which would otherwise fail comparing.
-    ``placeholder`` (the ``required`` sentinel) is let through for the base to report.
+    ``placeholder`` (the ``required`` sentinel) is let through for the base to report, and a
+    Tensor of several elements for the optimizer's own check (torch's "Tensor lr must be 1-element").
     """
-    for key, value, number in _hyperparameter_numbers(group):
-        if key in FINITE and not isinstance(number, numbers.Real) and number is not placeholder:
-            raise TypeError(f"{key} must be a number (or a tuple of numbers), got {value!r}")
+    for key, item in _hyperparameter_numbers(group):
+        if key in FINITE and not isinstance(item, (numbers.Real, Tensor)) and item is not placeholder:
+            raise TypeError(f"{key} must be a number, got {describe(item)}")
 
 
 def finite_hyperparameters(group: dict) -> None:
@@ -104,9 +137,9 @@ def finite_hyperparameters(group: dict) -> None:
     so it only catches what torch lets through: ``lr=inf``, ``weight_decay=inf``, SGD's
     ``dampening=nan``, Muon's ``eps=nan``.
     """
-    for key, value, number in _hyperparameter_numbers(group):
-        if isinstance(number, numbers.Real) and (math.isnan(number) or (key in FINITE and math.isinf(number))):
-            raise ValueError(f"Invalid {_LABELS.get(key, key + ' value')}: {value!r} (it must be finite)")
+    for key, item in _hyperparameter_numbers(group):
+        if isinstance(item, numbers.Real) and (math.isnan(item) or key in FINITE):
+            number(key, item)
 
 
 # Integer hyperparameters and their least values (torch accepts 0 or -1 for these and then
@@ -123,19 +156,12 @@ def structure(group: dict) -> None:
     where it is a tuple (Adafactor's ``(eps1, eps2)``); ``max_eval`` may be None (the default).
     """
     for key, least in COUNTS.items():
-        value = group.get(key)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            raise TypeError(f"{key} must be an int, got {value!r}")
-        if value < least:
-            raise ValueError(f"{key} must be at least {least}, got {value}")
+        if group.get(key) is not None:
+            count(key, group[key], least)
     lengths = dict(LENGTHS, eps=2) if isinstance(group.get("eps"), (tuple, list)) else LENGTHS
     for key, length in lengths.items():
         value = group.get(key)
-        if value is None or isinstance(value, Tensor):
-            continue
-        if not isinstance(value, (tuple, list)) or len(value) != length:
+        if not (value is None or isinstance(value, Tensor) or isinstance(value, (tuple, list)) and len(value) == length):
             raise ValueError(f"{key} must be a tuple of {length} values, got {value!r}")
     sizes = group.get("step_sizes")
     if sizes is not None and all(isinstance(s, numbers.Real) for s in sizes) and not 0 <= sizes[0] <= sizes[1]:

@@ -46,38 +46,17 @@ import math
 import numbers
 from bisect import bisect_right
 from collections.abc import Sequence
-from typing import TypeGuard
+from typing import TypeGuard, TypeVar
 
 from .._tensor import Tensor
-from ._checks import required  # a default every group must give: nothing to check yet
+from ._checks import count, describe, number, required  # required: a default every group must give
 
 __all__ = [
     "Schedule", "constant", "linear", "cosine", "exponential", "step", "warmup", "join", "piecewise",
     "from_dict", "is_schedule", "as_schedule",
 ]
 
-
-# --- checks ----------------------------------------------------------------------------------
-def _number(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a Python number, got {_describe(value)}")
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return float(value)
-
-
-def _count(name: str, value, least: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {_describe(value)}")
-    if value < least:
-        raise ValueError(f"{name} must be at least {least}, got {value}")
-    return int(value)
-
-
-def _describe(value) -> str:
-    if isinstance(value, Tensor):
-        return f"a Tensor of shape {value.shape}"
-    return f"{type(value).__name__} {value!r}"
+LR = TypeVar("LR", float, Tensor)  # what a curve computes with: a Python number, or a scheduler's Tensor lr
 
 
 def is_schedule(value: object) -> TypeGuard[Schedule]:
@@ -110,7 +89,7 @@ def as_schedule(value: float | Schedule, name: str = "schedule") -> Schedule:
         return value
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         return constant(value)
-    raise TypeError(f"{name} must be a number or a schedule, got {_describe(value)}")
+    raise TypeError(f"{name} must be a number or a schedule, got {describe(value)}")
 
 
 # --- the values ------------------------------------------------------------------------------
@@ -145,7 +124,7 @@ class Schedule:
         raise NotImplementedError
 
     def __call__(self, step: int) -> float:
-        return self.value(_count("step", step, 0))
+        return self.value(count("step", step, 0))
 
     def to_dict(self) -> dict:
         """The schedule as plain data (nested schedules as nested dicts), for ``state_dict``.
@@ -194,7 +173,7 @@ class constant(Schedule):
     kind, fields = "constant", ("value",)
 
     def __init__(self, value: float) -> None:
-        self._constant = _number("value", value)  # not ``self.value``: that is the method
+        self._constant = number("value", value)  # not ``self.value``: that is the method
 
     def value(self, step: int) -> float:
         return self._constant
@@ -227,11 +206,27 @@ class linear(Schedule):
     kind, fields = "linear", ("start", "end", "steps")
 
     def __init__(self, start: float, end: float, steps: int) -> None:
-        self.start, self.end = _number("start", start), _number("end", end)
-        self.steps = _count("steps", steps, 1)
+        self.start, self.end = number("start", start), number("end", end)
+        self.steps = count("steps", steps, 1)
 
     def value(self, step: int) -> float:
-        return self.start + (self.end - self.start) * min(step, self.steps) / self.steps
+        return linear.curve(self.start, self.end, min(step, self.steps), self.steps)
+
+    @staticmethod
+    def curve(start: LR, end: LR, t: float, steps: float) -> LR:
+        """The line's arithmetic, ``start + (end - start) * t / steps``, at any ``t`` (no clamp).
+
+        Shared with the schedulers, to the bit: LinearLR's closed form is ``base_lr`` times
+        ``curve(start_factor, end_factor, min(t, total_iters), total_iters)``, and OneCycleLR's
+        linear annealing ``curve(start, end, pct, 1)``. Numbers or one-element Tensors.
+
+        Examples
+        --------
+        >>> from lucid.optim.schedules import linear
+        >>> linear.curve(1.0, 0.0, 3, 4), linear.curve(1.0, 0.0, 0.5, 1)
+        (0.25, 0.5)
+        """
+        return start + (end - start) * t / steps
 
 
 class cosine(Schedule):
@@ -259,12 +254,30 @@ class cosine(Schedule):
     kind, fields = "cosine", ("peak", "steps", "end")
 
     def __init__(self, peak: float, steps: int, end: float = 0.0) -> None:
-        self.peak, self.end = _number("peak", peak), _number("end", end)
-        self.steps = _count("steps", steps, 1)
+        self.peak, self.end = number("peak", peak), number("end", end)
+        self.steps = count("steps", steps, 1)
 
     def value(self, step: int) -> float:
-        t = min(step, self.steps)
-        return self.end + (self.peak - self.end) * (1 + math.cos(math.pi * t / self.steps)) / 2
+        return cosine.curve(self.peak, self.end, min(step, self.steps), self.steps)
+
+    @staticmethod
+    def curve(peak: LR, end: LR, t: float, steps: float) -> LR:
+        """The half cosine's arithmetic, ``end + (peak - end) * (1 + cos(pi * t / steps)) / 2``, at any ``t``.
+
+        Unclamped: past ``steps`` it rises again, as CosineAnnealingLR. Shared with the
+        schedulers, to the bit: CosineAnnealingLR's closed form (``curve(base_lr, eta_min, t,
+        T_max)``), CosineAnnealingWarmRestarts (``curve(base_lr, eta_min, T_cur, T_i)``) and
+        OneCycleLR's cosine annealing (``curve(start, end, pct, 1)``; torch's ``(start - end) / 2
+        * (cos + 1)`` rounds the same, halving being exact outside the subnormal range).
+        Numbers or one-element Tensors.
+
+        Examples
+        --------
+        >>> from lucid.optim.schedules import cosine
+        >>> cosine.curve(1.0, 0.0, 2, 4), cosine.curve(1.0, 0.0, 4, 4), cosine.curve(1.0, 0.0, 8, 4)
+        (0.5, 0.0, 1.0)
+        """
+        return end + (peak - end) * (1 + math.cos(math.pi * t / steps)) / 2
 
 
 class exponential(Schedule):
@@ -286,10 +299,26 @@ class exponential(Schedule):
     kind, fields = "exponential", ("start", "gamma")
 
     def __init__(self, start: float, gamma: float) -> None:
-        self.start, self.gamma = _number("start", start), _number("gamma", gamma)
+        self.start, self.gamma = number("start", start), number("gamma", gamma)
 
     def value(self, step: int) -> float:
-        return self.start * self.gamma**step
+        return exponential.curve(self.start, self.gamma, step)
+
+    @staticmethod
+    def curve(start: LR, gamma: float, times: float) -> LR:
+        """``start * gamma ** times``: ``start`` decayed ``times`` times by ``gamma``.
+
+        Shared with the schedulers, to the bit: the closed forms of ExponentialLR
+        (``times = t``), StepLR (``t // step_size``) and MultiStepLR (the milestones passed),
+        with ``start = base_lr``. Numbers or one-element Tensors.
+
+        Examples
+        --------
+        >>> from lucid.optim.schedules import exponential
+        >>> exponential.curve(1.0, 0.5, 3)
+        0.125
+        """
+        return start * gamma**times
 
 
 class step(Schedule):
@@ -314,11 +343,11 @@ class step(Schedule):
     kind, fields = "step", ("start", "step_size", "gamma")
 
     def __init__(self, start: float, step_size: int, gamma: float = 0.1) -> None:
-        self.start, self.gamma = _number("start", start), _number("gamma", gamma)
-        self.step_size = _count("step_size", step_size, 1)
+        self.start, self.gamma = number("start", start), number("gamma", gamma)
+        self.step_size = count("step_size", step_size, 1)
 
     def value(self, step: int) -> float:
-        return self.start * self.gamma ** (step // self.step_size)
+        return exponential.curve(self.start, self.gamma, step // self.step_size)
 
 
 class warmup(Schedule):
@@ -349,7 +378,7 @@ class warmup(Schedule):
     kind, fields = "warmup", ("steps", "then")
 
     def __init__(self, steps: int, then: float | Schedule) -> None:
-        self.steps = _count("steps", steps, 0)
+        self.steps = count("steps", steps, 0)
         self.then = as_schedule(then, "then")
 
     def value(self, step: int) -> float:
@@ -384,7 +413,7 @@ class join(Schedule):
 
     def __init__(self, schedules: Sequence[float | Schedule], boundaries: Sequence[int]) -> None:
         self.schedules = tuple(as_schedule(s, f"schedules[{i}]") for i, s in enumerate(schedules))
-        self.boundaries = tuple(_count(f"boundaries[{i}]", b, 0) for i, b in enumerate(boundaries))
+        self.boundaries = tuple(count(f"boundaries[{i}]", b, 0) for i, b in enumerate(boundaries))
         _check_boundaries(len(self.schedules), self.boundaries)
 
     def value(self, step: int) -> float:
@@ -412,8 +441,8 @@ class piecewise(Schedule):
     kind, fields = "piecewise", ("values", "boundaries")
 
     def __init__(self, values: Sequence[float], boundaries: Sequence[int]) -> None:
-        self.values = tuple(_number(f"values[{i}]", v) for i, v in enumerate(values))
-        self.boundaries = tuple(_count(f"boundaries[{i}]", b, 0) for i, b in enumerate(boundaries))
+        self.values = tuple(number(f"values[{i}]", v) for i, v in enumerate(values))
+        self.boundaries = tuple(count(f"boundaries[{i}]", b, 0) for i, b in enumerate(boundaries))
         _check_boundaries(len(self.values), self.boundaries)
 
     def value(self, step: int) -> float:
@@ -493,14 +522,14 @@ def attach(group: dict) -> dict:
         group["lr"] = _value(lr, 0)
     elif isinstance(lr, bool) or not isinstance(lr, (numbers.Real, Tensor)):
         # a Tensor is torch's Tensor lr, checked (one element) by the optimizer as torch does
-        raise TypeError(f"lr must be a number, a one-element Tensor or a schedule, got {_describe(lr)}")
+        raise TypeError(f"lr must be a number, a one-element Tensor or a schedule, got {describe(lr)}")
     return group
 
 
-def _value(schedule, count: int) -> float:
-    lr = schedule.value(count)
+def _value(schedule, updates: int) -> float:
+    lr = schedule.value(updates)
     if isinstance(lr, bool) or not isinstance(lr, numbers.Real):
-        raise TypeError(f"schedule {schedule!r} gave {_describe(lr)} at step {count}, not a number")
+        raise TypeError(f"schedule {schedule!r} gave {describe(lr)} at step {updates}, not a number")
     return float(lr)
 
 

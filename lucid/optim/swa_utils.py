@@ -22,8 +22,8 @@ from .._autograd import no_grad
 from .._dtype import int64
 from .._tensor import Tensor, eval as lucid_eval
 from ..nn.module import Module
+from . import _checks
 from .lr_scheduler import LRScheduler, _format_param
-from .lr_scheduler import _checks as _lr_checks
 from .optimizer import Optimizer
 
 __all__ = [
@@ -460,7 +460,7 @@ class SWALR(LRScheduler):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         # every check before the groups are written
         swa_lrs = _format_param("swa_lr", optimizer, swa_lr)
-        _lr_checks.non_negative("swa_lr", swa_lrs)
+        _checks.at_least("swa_lr", swa_lrs)
         if anneal_strategy not in ["cos", "linear"]:
             raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
         if not isinstance(anneal_epochs, int) or anneal_epochs < 0:

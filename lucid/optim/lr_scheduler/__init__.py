@@ -10,6 +10,11 @@ Every scheduler follows torch 2.13 step for step:
   *chainable* :meth:`~LRScheduler.get_lr`, from the groups' current lrs, so that several
   schedulers on one optimizer compose. ``step(epoch)`` (deprecated, with torch's warning)
   jumps to ``epoch`` through the *closed form* ``_get_closed_form_lr`` where a class has one.
+- One arithmetic with :mod:`lucid.optim.schedules`: the closed forms of StepLR, MultiStepLR,
+  ExponentialLR, LinearLR and CosineAnnealingLR, CosineAnnealingWarmRestarts and OneCycleLR's
+  annealing are the schedule values' curves (``exponential.curve``, ``linear.curve``,
+  ``cosine.curve``), with torch's bits. Stepping keeps torch's recursive form (the current lr
+  times a factor, in one place: ``LRScheduler._chain``), whose products round otherwise.
 - A Tensor lr stays the same Tensor, updated in place with ``fill_``.
 - ``state_dict()`` is every attribute but the optimizer (functions left out, callable
   objects saved by their ``__dict__``); ``load_state_dict`` does not touch the optimizer,

@@ -7,13 +7,13 @@ param groups without aliasing their values.
 
 from __future__ import annotations
 
-import math
 import numbers
 import types
 import warnings
 import weakref
 
 from ..._tensor import Tensor
+from .. import _checks
 from ..optimizer import Optimizer
 
 EPOCH_DEPRECATION_WARNING = (
@@ -236,9 +236,10 @@ class LRScheduler:
         if unknown:
             raise ValueError(f"{name}.load_state_dict: the state dict has entries this scheduler does not: {unknown}")
         for key in ("last_epoch", "_step_count"):
-            value = state_dict.get(key, 0)
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-                raise ValueError(f"{name}.load_state_dict: {key} must be a number, got {value!r}")
+            try:
+                _checks.number(key, state_dict.get(key, 0))
+            except (TypeError, ValueError):  # a malformed state dict: ValueError, as for the other entries
+                raise ValueError(f"{name}.load_state_dict: {key} must be a number, got {state_dict[key]!r}") from None
         groups = len(self.optimizer.param_groups)
         for key in ("base_lrs", "_last_lr"):
             value = state_dict.get(key)
@@ -287,9 +288,20 @@ class LRScheduler:
                 stacklevel=3,
             )
 
-    def _group_lrs(self) -> list:
-        """The groups' current lrs (copies): what a chainable ``get_lr`` returns to hold still."""
-        return _param_groups_val_list(self.optimizer, "lr")
+    def _chain(self, factor) -> list:
+        """torch's recursive (chainable) form: each group's current lr times ``factor``.
+
+        ``factor`` is one number, or a list of one per group; None holds the lrs (copies of the
+        groups' current ones). Stepping multiplies the lr the optimizer holds, so that schedulers
+        on one optimizer compose and changes made from outside persist; its products round
+        differently from the closed form's (``base_lr * gamma**t`` is not ``lr * gamma`` t
+        times), so this is kept, as torch.
+        """
+        if factor is None:
+            return _param_groups_val_list(self.optimizer, "lr")
+        groups = self.optimizer.param_groups
+        factors = factor if isinstance(factor, list) else [factor] * len(groups)
+        return [group["lr"] * f for group, f in zip(groups, factors)]
 
     def step(self, epoch: int | None = None) -> None:
         """Advance one epoch and write the new lrs into the optimizer's groups.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import TYPE_CHECKING
 
-from . import _checks
+from .. import _checks
 from .base import LRScheduler, _check_optimizer, _param_groups_val_list, _update_param_group_val
 from .plateau import ReduceLROnPlateau
 
@@ -19,6 +19,16 @@ class _Composite(LRScheduler):
     """SequentialLR and ChainedScheduler: checks of the children, and their saved states."""
 
     _schedulers: Sequence[LRScheduler]  # the children, as given
+
+    def _check_list(self, schedulers) -> None:
+        """``schedulers`` is a list or tuple of schedulers (before anything reads them)."""
+        name = type(self).__name__
+        if not isinstance(schedulers, (list, tuple)):
+            raise TypeError(f"{name} expects a list of schedulers, got {type(schedulers).__name__}")
+        for i, child in enumerate(schedulers):
+            if not isinstance(child, LRScheduler):
+                raise TypeError(f"{name} at index {i} should have `optimizer` as its attribute. (It must be a "
+                                f"scheduler, an LRScheduler; got {type(child).__name__})")
 
     def _check_children(self, optimizer, schedulers) -> None:
         name = type(self).__name__
@@ -134,10 +144,8 @@ class SequentialLR(_Composite):
     def __init__(self, optimizer: Optimizer, schedulers: Sequence[LRScheduler], milestones: list[int],
                  last_epoch: int = -1) -> None:
         _check_optimizer(optimizer)
-        _checks.schedulers(type(self).__name__, schedulers)
-        milestones = list(milestones)
-        for milestone in milestones:
-            _checks.non_negative_int("each milestone", milestone)
+        self._check_list(schedulers)
+        milestones = [_checks.count(f"milestones[{i}]", m) for i, m in enumerate(milestones)]
         if len(schedulers) < 1:
             raise ValueError(f"{type(self).__name__} expects at least one scheduler, but got no scheduler.")
         self._check_children(optimizer, schedulers)
@@ -250,7 +258,7 @@ class ChainedScheduler(_Composite):
     """
 
     def __init__(self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None) -> None:
-        _checks.schedulers(type(self).__name__, schedulers)
+        self._check_list(schedulers)
         if optimizer is not None:
             _check_optimizer(optimizer)
         if len(schedulers) < 1:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from . import _checks
+from .. import _checks
+from ..schedules import cosine
 from .base import LRScheduler, _param_groups_val_list, _update_param_group_val
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class CosineAnnealingLR(LRScheduler):
     """
 
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1) -> None:
-        _checks.positive("T_max", T_max)
+        _checks.at_least("T_max", T_max, 0, strict=True)
         _checks.finite("eta_min", eta_min)
         self.T_max = T_max
         self.eta_min = eta_min
@@ -59,9 +60,10 @@ class CosineAnnealingLR(LRScheduler):
         t, period, low = self.last_epoch, self.T_max, self.eta_min
         groups = self.optimizer.param_groups
         if self._is_initial:
-            return self._group_lrs()
+            return self._chain(None)
         if self._step_count == 1 and t > 0:  # resumed: restart from the closed form
-            return [low + (base - low) * (1 + math.cos(t * math.pi / period)) / 2 for base in self.base_lrs]
+            return self._get_closed_form_lr()
+        # torch's recursive form, affine rather than a product: it keeps eta_min fixed
         if (t - 1 - period) % (2 * period) == 0:  # leaving the bottom: the ratio would be 0/0
             return [
                 group["lr"] + (base - low) * (1 - math.cos(math.pi / period)) / 2
@@ -71,8 +73,7 @@ class CosineAnnealingLR(LRScheduler):
         return [ratio * (group["lr"] - low) + low for group in groups]
 
     def _get_closed_form_lr(self) -> list:
-        low, cos = self.eta_min, math.cos(math.pi * self.last_epoch / self.T_max)
-        return [low + (base_lr - low) * (1 + cos) / 2 for base_lr in self.base_lrs]
+        return [cosine.curve(base_lr, self.eta_min, self.last_epoch, self.T_max) for base_lr in self.base_lrs]
 
 
 class CosineAnnealingWarmRestarts(LRScheduler):
@@ -135,8 +136,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 
     def get_lr(self) -> list:
         self._warn_get_lr_called_within_step()
-        cos = math.cos(math.pi * self.T_cur / self.T_i)
-        return [self.eta_min + (base_lr - self.eta_min) * (1 + cos) / 2 for base_lr in self.base_lrs]
+        return [cosine.curve(base_lr, self.eta_min, self.T_cur, self.T_i) for base_lr in self.base_lrs]
 
     def step(self, epoch: float | None = None) -> None:
         """Advance one epoch, or go to ``epoch`` (which may be fractional).

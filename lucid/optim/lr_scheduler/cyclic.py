@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from . import _checks
+from .. import _checks
+from ..schedules import cosine, linear
 from .base import LRScheduler, _check_optimizer, _format_param, _lambdas_state, _update_param_group_val
 
 if TYPE_CHECKING:
@@ -133,11 +134,11 @@ class CyclicLR(LRScheduler):
             raise TypeError(f"scale_fn must be callable or None, got {type(scale_fn).__name__}")
         if scale_mode not in ("cycle", "iterations"):
             raise ValueError(f"scale_mode must be 'cycle' or 'iterations', got {scale_mode!r}")
-        _checks.non_negative("base_lr", base_lr)
-        _checks.non_negative("max_lr", max_lr)
-        _checks.positive("step_size_up", step_size_up)
+        _checks.at_least("base_lr", base_lr)
+        _checks.at_least("max_lr", max_lr)
+        _checks.at_least("step_size_up", step_size_up, 0, strict=True)
         if step_size_down is not None:
-            _checks.non_negative("step_size_down", step_size_down)
+            _checks.at_least("step_size_down", step_size_down)
         _checks.finite("gamma", gamma)
         _check_momentum_cycle(optimizer, cycle_momentum, base_momentum, max_momentum)
         self.max_lrs = _format_param("max_lr", optimizer, max_lr)
@@ -340,9 +341,9 @@ class OneCycleLR(LRScheduler):
         if anneal_strategy not in ["cos", "linear"]:
             raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
         self._anneal_func_type = anneal_strategy
-        _checks.non_negative("max_lr", max_lr)
-        _checks.positive("div_factor", div_factor)
-        _checks.positive("final_div_factor", final_div_factor)
+        _checks.at_least("max_lr", max_lr)
+        _checks.at_least("div_factor", div_factor, 0, strict=True)
+        _checks.at_least("final_div_factor", final_div_factor, 0, strict=True)
         _check_momentum_cycle(optimizer, cycle_momentum, base_momentum, max_momentum)
         max_lrs = _format_param("max_lr", optimizer, max_lr)
         if last_epoch == -1:
@@ -377,13 +378,15 @@ class OneCycleLR(LRScheduler):
             return self._annealing_cos(start, end, pct)
         return self._annealing_linear(start, end, pct)
 
+    # torch's (start - end) / 2.0 * (cos(pi * pct) + 1) and (end - start) * pct + start: the
+    # schedule values' curves over [0, 1], to the bit (see cosine.curve and linear.curve)
     @staticmethod
     def _annealing_cos(start, end, pct):
-        return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return cosine.curve(start, end, pct, 1)
 
     @staticmethod
     def _annealing_linear(start, end, pct):
-        return (end - start) * pct + start
+        return linear.curve(start, end, pct, 1)
 
     def get_lr(self) -> list:
         self._warn_get_lr_called_within_step()

@@ -6,7 +6,8 @@ from bisect import bisect_right
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from . import _checks
+from .. import _checks
+from ..schedules import exponential
 from .base import LRScheduler
 
 if TYPE_CHECKING:
@@ -43,20 +44,18 @@ class StepLR(LRScheduler):
     """
 
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1) -> None:
-        _checks.positive_int("step_size", step_size)
+        self.step_size = _checks.count("step_size", step_size, 1)
         _checks.finite("gamma", gamma)
-        self.step_size = step_size
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
         self._warn_get_lr_called_within_step()
-        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
-            return self._group_lrs()
-        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+        at_a_step = self.last_epoch != 0 and self.last_epoch % self.step_size == 0
+        return self._chain(self.gamma if at_a_step else None)
 
     def _get_closed_form_lr(self) -> list:
-        return [base_lr * self.gamma ** (self.last_epoch // self.step_size) for base_lr in self.base_lrs]
+        return [exponential.curve(base_lr, self.gamma, self.last_epoch // self.step_size) for base_lr in self.base_lrs]
 
 
 class MultiStepLR(LRScheduler):
@@ -88,9 +87,7 @@ class MultiStepLR(LRScheduler):
     """
 
     def __init__(self, optimizer: Optimizer, milestones: list[int], gamma: float = 0.1, last_epoch: int = -1) -> None:
-        milestones = list(milestones)
-        for milestone in milestones:
-            _checks.non_negative_int("each milestone", milestone)
+        milestones = [_checks.count(f"milestones[{i}]", m) for i, m in enumerate(milestones)]
         _checks.finite("gamma", gamma)
         self.milestones = Counter(milestones)
         self.gamma = gamma
@@ -99,13 +96,12 @@ class MultiStepLR(LRScheduler):
     def get_lr(self) -> list:
         self._warn_get_lr_called_within_step()
         if self.last_epoch not in self.milestones:
-            return self._group_lrs()
-        factor = self.gamma ** self.milestones[self.last_epoch]
-        return [group["lr"] * factor for group in self.optimizer.param_groups]
+            return self._chain(None)
+        return self._chain(self.gamma ** self.milestones[self.last_epoch])
 
     def _get_closed_form_lr(self) -> list:
-        milestones = sorted(self.milestones.elements())
-        return [base_lr * self.gamma ** bisect_right(milestones, self.last_epoch) for base_lr in self.base_lrs]
+        passed = bisect_right(sorted(self.milestones.elements()), self.last_epoch)
+        return [exponential.curve(base_lr, self.gamma, passed) for base_lr in self.base_lrs]
 
 
 class ExponentialLR(LRScheduler):
@@ -138,12 +134,10 @@ class ExponentialLR(LRScheduler):
 
     def get_lr(self) -> list:
         self._warn_get_lr_called_within_step()
-        if self._is_initial:  # resuming must not decay once more
-            return self._group_lrs()
-        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+        return self._chain(None if self._is_initial else self.gamma)  # resuming must not decay once more
 
     def _get_closed_form_lr(self) -> list:
-        return [base_lr * self.gamma**self.last_epoch for base_lr in self.base_lrs]
+        return [exponential.curve(base_lr, self.gamma, self.last_epoch) for base_lr in self.base_lrs]
 
 
 class PolynomialLR(LRScheduler):
@@ -174,19 +168,17 @@ class PolynomialLR(LRScheduler):
     """
 
     def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1) -> None:
-        _checks.positive_int("total_iters", total_iters)
+        self.total_iters = _checks.count("total_iters", total_iters, 1)
         _checks.finite("power", power)
-        self.total_iters = total_iters
         self.power = power
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
         self._warn_get_lr_called_within_step()
         if self._is_initial or self.last_epoch > self.total_iters:
-            return self._group_lrs()
+            return self._chain(None)
         t, total = self.last_epoch, self.total_iters
-        factor = ((1.0 - t / total) / (1.0 - (t - 1) / total)) ** self.power
-        return [group["lr"] * factor for group in self.optimizer.param_groups]
+        return self._chain(((1.0 - t / total) / (1.0 - (t - 1) / total)) ** self.power)
 
     def _get_closed_form_lr(self) -> list:
         left = 1.0 - min(self.total_iters, self.last_epoch) / self.total_iters

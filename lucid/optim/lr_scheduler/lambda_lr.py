@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import _checks
 from .base import LRScheduler, _check_optimizer, _lambdas_state
 
 if TYPE_CHECKING:
@@ -19,7 +18,9 @@ class _LambdaScheduler(LRScheduler):
     def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
                  last_epoch: int = -1) -> None:
         _check_optimizer(optimizer)  # before anything reads its groups
-        _checks.lambdas(lr_lambda)
+        for fn in lr_lambda if isinstance(lr_lambda, (list, tuple)) else [lr_lambda]:
+            if not callable(fn):  # torch's MultiplicativeLR message
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
         self.optimizer = optimizer
         if isinstance(lr_lambda, (list, tuple)):
             if len(lr_lambda) != len(optimizer.param_groups):
@@ -144,6 +145,4 @@ class MultiplicativeLR(_LambdaScheduler):
 
     def get_lr(self) -> list:
         self._warn_get_lr_called_within_step()
-        if self._is_initial:
-            return self._group_lrs()
-        return [g["lr"] * fn(self.last_epoch) for fn, g in zip(self.lr_lambdas, self.optimizer.param_groups)]
+        return self._chain(None if self._is_initial else [fn(self.last_epoch) for fn in self.lr_lambdas])

@@ -6,7 +6,7 @@ import math
 import warnings
 from typing import TYPE_CHECKING
 
-from . import _checks
+from .. import _checks
 from .base import (
     EPOCH_DEPRECATION_WARNING,
     LRScheduler,
@@ -93,11 +93,11 @@ class ReduceLROnPlateau(LRScheduler):
         _checks.finite("factor", factor)
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
-        _checks.non_negative_int("patience", patience)
-        _checks.non_negative_int("cooldown", cooldown)
+        _checks.count("patience", patience)
+        _checks.count("cooldown", cooldown)
         _checks.finite("threshold", threshold)
-        _checks.non_negative("min_lr", min_lr)
-        _checks.non_negative("eps", eps)
+        _checks.at_least("min_lr", min_lr)
+        _checks.at_least("eps", eps)
         self.factor = factor
         _check_optimizer(optimizer)
         self.optimizer = optimizer

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import _checks
+from .. import _checks
+from ..schedules import linear
 from .base import LRScheduler
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ class ConstantLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
                  last_epoch: int = -1) -> None:
         _checks.finite("factor", factor)
-        _checks.non_negative_int("total_iters", total_iters)
+        total_iters = _checks.count("total_iters", total_iters)
         if factor > 1.0 or factor < 0:
             raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
         self.factor = factor
@@ -57,10 +58,8 @@ class ConstantLR(LRScheduler):
     def get_lr(self) -> list:
         self._warn_get_lr_called_within_step()
         if self.last_epoch == 0:
-            return [group["lr"] * self.factor for group in self.optimizer.param_groups]
-        if self.last_epoch != self.total_iters:
-            return self._group_lrs()
-        return [group["lr"] * (1.0 / self.factor) for group in self.optimizer.param_groups]
+            return self._chain(self.factor)
+        return self._chain(1.0 / self.factor if self.last_epoch == self.total_iters else None)
 
     def _get_closed_form_lr(self) -> list:
         factor = self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor)
@@ -107,7 +106,7 @@ class LinearLR(LRScheduler):
                  total_iters: int = 5, last_epoch: int = -1) -> None:
         _checks.finite("start_factor", start_factor)
         _checks.finite("end_factor", end_factor)
-        _checks.non_negative_int("total_iters", total_iters)
+        total_iters = _checks.count("total_iters", total_iters)
         if start_factor > 1.0 or start_factor <= 0:
             raise ValueError(
                 "Starting multiplicative factor expected to be greater than 0 and less or equal to 1."
@@ -122,16 +121,12 @@ class LinearLR(LRScheduler):
     def get_lr(self) -> list:
         self._warn_get_lr_called_within_step()
         if self.last_epoch == 0:
-            return [group["lr"] * self.start_factor for group in self.optimizer.param_groups]
+            return self._chain(self.start_factor)
         if self._is_initial or self.last_epoch > self.total_iters:
-            return self._group_lrs()
+            return self._chain(None)
         rise = self.end_factor - self.start_factor
-        factor = 1.0 + rise / (self.total_iters * self.start_factor + (self.last_epoch - 1) * rise)
-        return [group["lr"] * factor for group in self.optimizer.param_groups]
+        return self._chain(1.0 + rise / (self.total_iters * self.start_factor + (self.last_epoch - 1) * rise))
 
     def _get_closed_form_lr(self) -> list:
-        rise = self.end_factor - self.start_factor
-        return [
-            base_lr * (self.start_factor + rise * min(self.total_iters, self.last_epoch) / self.total_iters)
-            for base_lr in self.base_lrs
-        ]
+        t, total = min(self.total_iters, self.last_epoch), self.total_iters
+        return [base_lr * linear.curve(self.start_factor, self.end_factor, t, total) for base_lr in self.base_lrs]
