@@ -19,6 +19,8 @@ import threading
 from collections.abc import Callable
 from typing import Literal, ParamSpec, TypeVar
 
+from ._dtype import describe
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -341,8 +343,6 @@ def _walk(root, grad, retain_graph: bool) -> None:
             )
         for versions, version, dtype, shape in node.saved:
             if versions[0] != version:
-                from ._tensor import describe
-
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by "
                     f"an inplace operation: [{describe(dtype, shape)}] is at version {versions[0]}; "
@@ -376,18 +376,14 @@ def _add_sparse(backend, a, b):
     coalescing, no table-sized array); with a dense array the sum is a new dense array."""
     if getattr(a, "is_sparse", False) and getattr(b, "is_sparse", False):
         return a.add(b)
-    from ._sparse import add_to_dense
-
     sparse, dense = (a, b) if getattr(a, "is_sparse", False) else (b, a)
-    return add_to_dense(dense, sparse, backend, owned=False)
+    return sparse._add_to_array(dense, backend, owned=False)
 
 
 def _accumulate_sparse(tensor, grad) -> None:
     """Accumulate a row-sparse ``grad`` into ``tensor.grad`` as torch does: a sparse gradient
     grows by concatenation (coalesced lazily, by whoever reads it); a dense one gets the rows
     added in place."""
-    from ._sparse import add_to_dense
-
     held = tensor.grad
     if held is None:
         tensor._grad = grad  # a gradient's sparse tensor is built for its leaf alone
@@ -395,13 +391,11 @@ def _accumulate_sparse(tensor, grad) -> None:
         tensor._grad = held.add(grad)
     else:
         backend = tensor._backend
-        held._data = add_to_dense(held._data, grad, backend, owned=backend.is_exclusive(held._data))
+        held._data = grad._add_to_array(held._data, backend, owned=backend.is_exclusive(held._data))
         held._version += 1
 
 
 def _accumulate(tensor, grad, shared: bool) -> None:
-    from ._tensor import Tensor
-
     backend = tensor._backend
     if type(grad) not in _dense_types and _is_sparse(grad):
         _accumulate_sparse(tensor, grad)
@@ -410,10 +404,10 @@ def _accumulate(tensor, grad, shared: bool) -> None:
     if held is None:
         if shared or not backend.is_exclusive(grad):
             grad = backend.copy(grad)
-        tensor._grad = Tensor._make(grad, backend)
+        tensor._grad = tensor._like(grad)
     elif held.is_sparse:
         # a dense gradient onto a sparse one: the sum is dense, a new array
-        tensor._grad = Tensor._make(_add_sparse(backend, grad, held), backend)
+        tensor._grad = tensor._like(_add_sparse(backend, grad, held))
     else:
         # into the gradient's own buffer where it owns one (torch accumulates in place too)
         if backend.is_exclusive(held._data):

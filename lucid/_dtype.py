@@ -56,6 +56,13 @@ default_float = float32
 default_int = int64
 
 
+def describe(dtype, shape) -> str:
+    """torch's short name for a tensor in error messages, e.g. "FloatTensor of shape [2, 3]"."""
+    kind = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+            "int32": "Int", "bool": "Bool"}[dtype.name]
+    return f"{kind}Tensor of shape {list(shape)}"
+
+
 def from_name(name: str) -> dtype:
     """The dtype called ``name`` ("float32", "double", ...)."""
     try:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from . import _backend, _device, _dtype
-from ._tensor import Tensor, _check_dtype
+from ._tensor import Tensor, _check_dtype, _parse_to_args, register_gradient_type
 
 if TYPE_CHECKING:
     from ._backend.base import Backend
@@ -286,8 +286,6 @@ class SparseTensor:
         >>> g.to(lucid.float64).dtype, g.to("cpu") is g
         (lucid.float64, True)
         """
-        from ._tensor import _parse_to_args
-
         kwargs.pop("copy", None)
         device, dtype = _parse_to_args(self, args, kwargs)
         if device == self.device and dtype is self.dtype:
@@ -619,13 +617,23 @@ class SparseTensor:
             dense = other.detach().to(self.device, self.dtype)._data
             if alpha != 1:
                 dense = b.astype(b.multiply(dense, alpha), self.dtype)
-            return Tensor._make(add_to_dense(dense, self, b, owned=alpha != 1), b)
+            return Tensor._make(self._add_to_array(dense, b, owned=alpha != 1), b)
         raise TypeError(f"can't add a {type(other).__name__} to a sparse tensor")
 
     __add__ = add
 
     def __radd__(self, other: Tensor) -> Tensor:
         return self.add(other)
+
+    def _add_to_array(self, array, backend, owned: bool):
+        """``array + self`` as a native ``array`` of ``backend`` (into ``array`` itself when
+        ``owned``): how autograd adds a row-sparse gradient to a dense one, without importing
+        this module (which builds on it)."""
+        if not owned:
+            array = backend.copy(array)
+        if self._nnz() == 0:
+            return array
+        return backend.index_add_rows(array, self._rows, self._vals, unique=self._coalesced)
 
     # --- the rest ------------------------------------------------------------------------
     def _describe(self) -> str:
@@ -642,6 +650,9 @@ class SparseTensor:
         b = self._backend
         return (_rebuild, (b.to_numpy(self._rows), b.to_numpy(self._vals), self._shape, self.device,
                            self.dtype, self._coalesced))
+
+
+register_gradient_type(SparseTensor)
 
 
 def _rebuild(rows, values, shape, device, dtype, coalesced):
@@ -666,15 +677,6 @@ def _concatenate(a: SparseTensor, b: SparseTensor) -> SparseTensor:
     rows = be.concatenate([a._rows, b._rows], 0)
     values = be.concatenate([a._vals, b._vals], 0)
     return SparseTensor._make(rows, values, a._shape, be)
-
-
-def add_to_dense(array, grad: SparseTensor, backend, owned: bool):
-    """``array + grad`` as a native array (into ``array`` itself when ``owned``)."""
-    if not owned:
-        array = backend.copy(array)
-    if grad._nnz() == 0:
-        return array
-    return backend.index_add_rows(array, grad._rows, grad._vals, unique=grad._coalesced)
 
 
 def sparse_coo_tensor(indices: object, values: object, size: Sequence[int] | None = None, *,

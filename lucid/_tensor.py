@@ -39,11 +39,15 @@ def _infer_dtype(data) -> _dtype.dtype:
     return host.infer_dtype(data)
 
 
-def describe(dtype, shape) -> str:
-    """torch's short name for a tensor in error messages, e.g. "FloatTensor of shape [2, 3]"."""
-    kind = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-            "int32": "Int", "bool": "Bool"}[dtype.name]
-    return f"{kind}Tensor of shape {list(shape)}"
+# what a ``.grad`` may hold besides a Tensor: the types registered by the modules that define
+# them (lucid.SparseTensor: _sparse.py builds on this module, so this one cannot import it)
+_other_gradient_types: tuple[type, ...] = ()
+
+
+def register_gradient_type(cls: type) -> None:
+    """Let ``cls`` be assigned to a tensor's ``.grad``, as a Tensor can."""
+    global _other_gradient_types
+    _other_gradient_types += (cls,)
 
 
 def _check_dtype(dtype) -> _dtype.dtype:
@@ -367,9 +371,7 @@ class Tensor:
     @grad.setter
     def grad(self, value: Tensor | SparseTensor | None) -> None:
         if value is not None:
-            from ._sparse import SparseTensor
-
-            if not isinstance(value, (Tensor, SparseTensor)):
+            if not isinstance(value, Tensor) and not isinstance(value, _other_gradient_types):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
             if value.device != self.device:
                 raise RuntimeError(
@@ -626,7 +628,7 @@ class Tensor:
         return (_rebuild_tensor, (self._backend.to_numpy(self._data), self.device, self.dtype, self._requires_grad))
 
     def _describe(self) -> str:
-        return describe(self.dtype, self.shape)
+        return _dtype.describe(self.dtype, self.shape)
 
     def __repr__(self) -> str:
         if self.ndim == 0 and self.dtype.is_floating_point:  # torch's digits: tensor(2.5000), tensor(3.)
@@ -1213,18 +1215,10 @@ class Tensor:
             value = value.item()
         return self._assign(value)
 
-    def __setitem__(self, index: Any, value: Tensor | builtins.float) -> None:
-        """In-place assignment ``self[index] = value`` (not recorded by autograd)."""
-        self._check_inplace(value)
-        from ._ops.indexing import getitem, normalize_index, split_integers  # they need Tensor
-
-        split = split_integers(index)
-        if split is not None:  # torch's order: integers first, into a view; then the tensor indices
-            basic, advanced = split
-            getitem(self, basic)[advanced] = value
-            return
+    def _set_at(self, index: tuple, value: Tensor | builtins.float) -> None:
+        """``self[index] = value`` for an ``index`` the backend reads (lucid._ops.indexing's
+        ``setitem`` makes it), not recorded by autograd."""
         b = self._backend
-        index = normalize_index(self, index)
         value = self._operand(value, check=False)
         if not isinstance(value, numbers.Number):
             target, value_shape = b.shape(b.getitem(self._data, index)), b.shape(value)
@@ -1274,6 +1268,7 @@ class Tensor:
         __and__ = __xor__ = _methods._logical_and
         __or__ = _methods._logical_or
         __getitem__ = _indexing.getitem
+        __setitem__ = _indexing.setitem
         add, sub, mul, div, pow, matmul = _ew.add, _ew.sub, _ew.mul, _ew.div, _ew.pow, _ew.matmul
         neg, exp, log, sqrt, abs, sign = _ew.neg, _ew.exp, _ew.log, _ew.sqrt, _ew.abs, _ew.sign
         log1p, expm1, erf, tanh, sigmoid, relu = _ew.log1p, _ew.expm1, _ew.erf, _ew.tanh, _ew.sigmoid, _ew.relu

@@ -6,6 +6,7 @@ import numbers
 from typing import Any
 
 from . import _dtype
+from ._factory import tensor, zeros
 from ._tensor import Tensor
 
 
@@ -18,8 +19,6 @@ class _TensorType(type):
         return isinstance(value, Tensor) and value.dtype is cls.dtype and value.device == "cpu"
 
     def __call__(cls, *args: Any, device: str = "cpu") -> Tensor:
-        from ._factory import tensor, zeros
-
         if not args:
             return zeros(0, dtype=cls.dtype, device=device)
         if all(isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in args):

@@ -21,11 +21,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def module_names(package: str = "lucid") -> dict[str, Path]:
-    """Every module of ``package``, by dotted name (a package by its own name)."""
+def module_names(package: str = "lucid", root: Path = ROOT) -> dict[str, Path]:
+    """Every module of ``package`` (a folder of ``root``), by dotted name (a package by its own name)."""
     out = {}
-    for path in sorted((ROOT / package).rglob("*.py")):
-        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    for path in sorted((root / package).rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts.pop()
         out[".".join(parts)] = path
@@ -40,17 +40,16 @@ def _is_type_checking(node: ast.If) -> bool:
 
 def _imports(tree: ast.AST):
     """``(node, local)`` for each import executed, ``local`` when inside a function."""
-    def walk(node, local):
-        for child in ast.iter_child_nodes(node):
+    def walk(nodes, local):
+        for child in nodes:
             if isinstance(child, ast.If) and _is_type_checking(child):
-                for other in child.orelse:
-                    yield from walk(other, local)
+                yield from walk(child.orelse, local)  # the else branch runs: its imports count
                 continue
             if isinstance(child, (ast.Import, ast.ImportFrom)):
                 yield child, local
             inner = local or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-            yield from walk(child, inner)
-    yield from walk(tree, False)
+            yield from walk(ast.iter_child_nodes(child), inner)
+    yield from walk(ast.iter_child_nodes(tree), False)
 
 
 def edges(modules: dict[str, Path]) -> list[tuple[str, str, bool, int]]:
@@ -115,9 +114,9 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
-def report(package: str = "lucid") -> tuple[list[list[str]], list[tuple[str, str, int]]]:
+def report(package: str = "lucid", root: Path = ROOT) -> tuple[list[list[str]], list[tuple[str, str, int]]]:
     """The cycles, and the function-local imports ``(importer, imported, line)``."""
-    modules = module_names(package)
+    modules = module_names(package, root)
     all_edges = edges(modules)
     graph: dict[str, set[str]] = {}
     for importer, imported, _, _ in all_edges:

@@ -15,6 +15,7 @@ device    library       where it runs
 from __future__ import annotations
 
 from .base import Backend
+from .numpy_backend import NumpyBackend
 
 DEVICES = ("cpu", "gpu")
 _loaded: dict[str, Backend] = {}
@@ -39,8 +40,9 @@ def get(device) -> Backend:
     if backend is None:
         cls: type[Backend]
         if device == "cpu":
-            from .numpy_backend import NumpyBackend as cls
+            cls = NumpyBackend
         else:
+            # here, not at the top: MLX is optional and slow to import, and only "gpu" needs it
             from .mlx_backend import MlxBackend as cls
         backend = _loaded[device] = cls()
     return backend
@@ -54,6 +56,9 @@ def of_array(array) -> Backend:
     if type(array).__module__.startswith("mlx"):
         return get("gpu")
     return get("cpu")
+
+
+Backend.of_array = staticmethod(of_array)
 
 
 def is_available(device) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections import namedtuple
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,9 @@ class Backend:
     # lucid's dtypes as the library's, and back (a backend sets the first; the base derives the second)
     to_native: dict = {}
     from_native: dict = {}
+    # the backend of any native array, lucid._backend.of_array (to read another backend's
+    # array): set by the package, which loads the backends, as importing it back would be a cycle
+    of_array: Callable[[Any], Backend]
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

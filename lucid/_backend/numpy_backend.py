@@ -65,9 +65,7 @@ class NumpyBackend(Backend):
 
     def asarray(self, data, dtype):
         if not isinstance(data, np.ndarray) and type(data).__module__.startswith("mlx"):
-            from . import of_array
-
-            data = of_array(data).to_numpy(data)
+            data = self.of_array(data).to_numpy(data)
         return np.array(data, dtype=_TO_NATIVE[dtype], copy=True)
 
     def to_numpy(self, array):

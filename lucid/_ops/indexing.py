@@ -145,3 +145,14 @@ def getitem(a: Tensor, index: Any) -> Tensor:
     else:
         out = a._like(result)
     return record(out, "IndexBackward", (a,), lambda g: (backend.scatter_add(shape, dtype, index, g),), saved=saved)
+
+
+def setitem(a: Tensor, index: Any, value: Tensor | float) -> None:
+    """In-place assignment ``a[index] = value`` (not recorded by autograd)."""
+    a._check_inplace(value)
+    split = split_integers(index)
+    if split is not None:  # torch's order: integers first, into a view; then the tensor indices
+        basic, advanced = split
+        getitem(a, basic)[advanced] = value
+        return
+    a._set_at(normalize_index(a, index), value)

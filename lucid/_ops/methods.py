@@ -309,7 +309,7 @@ METHODS = {
     "__and__": lambda s, o: ew.logical("logical_and", s, o),
     "__or__": lambda s, o: ew.logical("logical_or", s, o),
     "__xor__": lambda s, o: ew.logical("logical_xor", s, o),
-    "__getitem__": indexing.getitem,
+    "__getitem__": indexing.getitem, "__setitem__": indexing.setitem,
     "add": ew.add, "sub": ew.sub, "mul": ew.mul, "div": ew.div, "pow": ew.pow, "matmul": ew.matmul,
     "neg": ew.neg, "exp": ew.exp, "log": ew.log, "sqrt": ew.sqrt, "abs": ew.abs, "sign": ew.sign,
     "log1p": ew.log1p, "expm1": ew.expm1, "erf": ew.erf, "tanh": ew.tanh, "sigmoid": ew.sigmoid, "relu": ew.relu, "clamp": ew.clamp, "clip": ew.clamp,
@@ -342,6 +342,7 @@ METHODS = {
 }
 
 for _name, _fn in METHODS.items():
-    binary = _name.startswith("__") and _name not in ("__neg__", "__abs__", "__invert__", "__getitem__")
+    binary = _name.startswith("__") and _name not in (
+        "__neg__", "__abs__", "__invert__", "__getitem__", "__setitem__")
     setattr(Tensor, _name, _operator(_fn) if binary else _fn)
 setattr(Tensor, "T", property(_T))  # declared for type checkers in Tensor's body

@@ -10,8 +10,11 @@ from __future__ import annotations
 import collections
 import numbers
 
-import lucid
-
+from .. import _dtype, _factory
+from .._autograd import no_grad
+from .._ops.elementwise import clamp, matmul, where
+from .._ops.reduction import log_softmax as _log_softmax, max as _max, min as _min
+from .._ops.shape import cat
 from .._ops.embedding import lookup_rows
 from .._tensor import Tensor
 from .._ops.linalg import linear as _linear
@@ -78,7 +81,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             and (bias is None or (bias.shape == weight.shape[:1] and bias.dtype is input.dtype
                                   and bias.device == input.device))):
         return _linear(input, weight, bias)  # one node, torch's addmm
-    out = lucid.matmul(input, weight.T if weight.ndim == 2 else weight)
+    out = matmul(input, weight.T if weight.ndim == 2 else weight)
     if bias is not None:
         if bias.shape != out.shape[-1:] and bias.numel() != 1:
             raise RuntimeError(
@@ -115,7 +118,7 @@ def _check_indices(input, weight) -> None:
     _require_tensor(weight, "weight", "embedding", 2)
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
-    if input.dtype not in (lucid.int64, lucid.int32):
+    if input.dtype not in (_dtype.int64, _dtype.int32):
         raise TypeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
             f"but got {input.dtype} instead (while checking arguments for embedding)"
@@ -123,7 +126,7 @@ def _check_indices(input, weight) -> None:
     _same_device(input, weight)
     rows = weight.shape[0]
     if input.numel() and bool(((input < 0) | (input >= rows)).any()):  # one host sync
-        low, high = lucid.min(input).item(), lucid.max(input).item()
+        low, high = _min(input).item(), _max(input).item()
         raise IndexError(
             f"index out of range in self: index {low if low < 0 else high} is out of range for an "
             f"embedding of {rows} rows"
@@ -135,9 +138,9 @@ def _row_norms(rows, norm_type: float):
     p = float(norm_type)
     magnitude = rows.abs()
     if p == float("inf"):
-        return lucid.max(magnitude, dim=-1, keepdim=True).values
+        return _max(magnitude, dim=-1, keepdim=True).values
     if p == float("-inf"):
-        return lucid.min(magnitude, dim=-1, keepdim=True).values
+        return _min(magnitude, dim=-1, keepdim=True).values
     if p == 0:
         return (magnitude != 0).to(rows.dtype).sum(dim=-1, keepdim=True)
     if p == 1:
@@ -153,12 +156,12 @@ def _renorm_rows_(weight, flat_indices, max_norm: float, norm_type: float) -> No
     A row's scale is ``max_norm / (norm + 1e-7)``. Rows not named by ``flat_indices`` are not
     touched; named rows within the limit are written back unchanged.
     """
-    with lucid.no_grad():
+    with no_grad():
         rows = weight.index_select(0, flat_indices)
         (wide,), narrow = widened(rows, name="EmbeddingRenormBackward")  # torch computes the scale in double
         norms = _row_norms(wide, norm_type)
         scaled = narrow(wide * (max_norm / (norms + 1e-7)))
-        weight[flat_indices] = lucid.where(norms > max_norm, scaled, rows)
+        weight[flat_indices] = where(norms > max_norm, scaled, rows)
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
@@ -246,7 +249,7 @@ def _bag_layout(input, offsets, per_sample_weights, include_last_offset: bool):
                 "if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed length "
                 f"sequences. However, found offsets of type {type(offsets).__name__}"
             )
-        starts = lucid.arange(input.shape[0], device=input.device) * input.shape[1]
+        starts = _factory.arange(input.shape[0], device=input.device) * input.shape[1]
         flat_weights = None if per_sample_weights is None else per_sample_weights.reshape(-1)
         return input.reshape(-1), starts, flat_weights, input.numel()
     if input.ndim != 1:
@@ -256,7 +259,7 @@ def _bag_layout(input, offsets, per_sample_weights, include_last_offset: bool):
     _require_tensor(offsets, "offsets", "embedding_bag", 3)
     if offsets.ndim != 1:
         raise ValueError("offsets has to be a 1D Tensor")
-    if offsets.dtype not in (lucid.int64, lucid.int32):
+    if offsets.dtype not in (_dtype.int64, _dtype.int32):
         raise TypeError(f"offsets must be an int32 or int64 tensor, got {offsets.dtype}")
     _same_device(input, offsets)
     n = input.numel()
@@ -271,7 +274,7 @@ def _bag_layout(input, offsets, per_sample_weights, include_last_offset: bool):
             raise RuntimeError(
                 f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] of {last}"
             )
-    starts = offsets.to(lucid.int64)
+    starts = offsets.to(_dtype.int64)
     if include_last_offset:  # the last offset closes the last bag, which torch runs to the end of input anyway
         if offsets.numel() == 0:
             raise RuntimeError("include_last_offset: number of offsets should be at least 1")
@@ -289,7 +292,7 @@ def _torch_frequency_scales(flat, weight):
     values = flat.tolist()
     counts, ordered = collections.Counter(values), sorted(values)
     divisor = {row: counts[ordered[k]] for k, row in enumerate(sorted(counts))}
-    return lucid.tensor([1.0 / divisor[v] for v in values], dtype=weight.dtype, device=weight.device).reshape(-1, 1)
+    return _factory.tensor([1.0 / divisor[v] for v in values], dtype=weight.dtype, device=weight.device).reshape(-1, 1)
 
 
 def _scale_gradient(tensor, scale):
@@ -398,33 +401,33 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         rows = _scale_gradient(rows, _torch_frequency_scales(flat, weight))
     bags, dim, device = starts.shape[0], weight.shape[1], weight.device
     if bags == 0:
-        return rows[:0].reshape(0, dim) if rows.numel() else lucid.zeros(0, dim, dtype=weight.dtype, device=device)
+        return rows[:0].reshape(0, dim) if rows.numel() else _factory.zeros(0, dim, dtype=weight.dtype, device=device)
     # the positions of each bag's entries, laid out as (bags, longest); position n is a sentinel
     n = flat.numel()
-    stops = lucid.cat([starts[1:], lucid.tensor([end], device=device)]) if bags > 1 else lucid.tensor([end], device=device)
-    stops = lucid.clamp(stops, max=end)
-    lengths = lucid.clamp(stops - starts, min=0)
-    longest = max(int(lucid.max(lengths).item()), 1)
-    positions = starts.reshape(bags, 1) + lucid.arange(longest, device=device).reshape(1, longest)
-    inside = lucid.arange(longest, device=device).reshape(1, longest) < lengths.reshape(bags, 1)
+    stops = cat([starts[1:], _factory.tensor([end], device=device)]) if bags > 1 else _factory.tensor([end], device=device)
+    stops = clamp(stops, max=end)
+    lengths = clamp(stops - starts, min=0)
+    longest = max(int(_max(lengths).item()), 1)
+    positions = starts.reshape(bags, 1) + _factory.arange(longest, device=device).reshape(1, longest)
+    inside = _factory.arange(longest, device=device).reshape(1, longest) < lengths.reshape(bags, 1)
     if padding_idx is not None:
-        extended = lucid.cat([flat.to(lucid.int64), lucid.tensor([padding_idx], device=device)])
-        inside = inside & (extended[lucid.where(inside, positions, n)] != padding_idx)
-    positions = lucid.where(inside, positions, n)
-    sentinel = lucid.zeros(1, dim, dtype=weight.dtype, device=device)
-    laid_out = lucid.cat([rows, sentinel])[positions]  # (bags, longest, dim)
+        extended = cat([flat.to(_dtype.int64), _factory.tensor([padding_idx], device=device)])
+        inside = inside & (extended[where(inside, positions, n)] != padding_idx)
+    positions = where(inside, positions, n)
+    sentinel = _factory.zeros(1, dim, dtype=weight.dtype, device=device)
+    laid_out = cat([rows, sentinel])[positions]  # (bags, longest, dim)
     if mode == "max":
-        floor = lucid.full((1,), float("-inf"), dtype=weight.dtype, device=device)
-        best = lucid.max(lucid.where(inside.unsqueeze(-1), laid_out, floor), dim=1).values
-        return lucid.where(inside.any(dim=1, keepdim=True), best, 0.0)
+        floor = _factory.full((1,), float("-inf"), dtype=weight.dtype, device=device)
+        best = _max(where(inside.unsqueeze(-1), laid_out, floor), dim=1).values
+        return where(inside.any(dim=1, keepdim=True), best, 0.0)
     if sample_weights is not None:
-        scales = lucid.cat([sample_weights, lucid.zeros(1, dtype=weight.dtype, device=device)])[positions]
+        scales = cat([sample_weights, _factory.zeros(1, dtype=weight.dtype, device=device)])[positions]
         laid_out = laid_out * scales.unsqueeze(-1)
     total = laid_out.sum(dim=1)
     if mode == "sum":
         return total
     counts = inside.sum(dim=1, keepdim=True).to(weight.dtype)
-    return total / lucid.clamp(counts, min=1)
+    return total / clamp(counts, min=1)
 
 
 # --- losses ----------------------------------------------------------------------------------
@@ -446,7 +449,7 @@ def _class_weight(weight, input, classes: int, fn: str = ""):
 
 
 def _check_target_dtype(target) -> None:
-    if target.dtype is not lucid.int64:
+    if target.dtype is not _dtype.int64:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_TORCH_TYPE[target.dtype.name]}")
 
 
@@ -490,16 +493,16 @@ def _picked_losses(input, target, weight, ignore_index):
     ignored = labels == ignore_index
     outside = (labels < 0) | (labels >= classes)
     if labels.numel() and bool((outside & ~ignored).any()):  # one host sync
-        bad = lucid.where(ignored, 0, labels)
-        low, high = lucid.min(bad).item(), lucid.max(bad).item()
+        bad = where(ignored, 0, labels)
+        low, high = _min(bad).item(), _max(bad).item()
         raise IndexError(f"Target {low if low < 0 else high} is out of bounds.")
-    safe = lucid.where(ignored, 0, labels)
-    picked = scores[lucid.arange(labels.numel(), device=labels.device), safe]
+    safe = where(ignored, 0, labels)
+    picked = scores[_factory.arange(labels.numel(), device=labels.device), safe]
     if weight is None:
-        weights = lucid.where(ignored, 0.0, lucid.ones(labels.shape, dtype=input.dtype, device=input.device))
+        weights = where(ignored, 0.0, _factory.ones(labels.shape, dtype=input.dtype, device=input.device))
     else:
-        weights = lucid.where(ignored, 0.0, weight[safe])
-    losses = lucid.where(ignored, 0.0, -picked * weights)
+        weights = where(ignored, 0.0, weight[safe])
+    losses = where(ignored, 0.0, -picked * weights)
     shape = () if input.ndim == 1 else target.shape  # a (1,) target of a 1-D input gives a 0-D loss
     return losses.reshape(shape), weights.reshape(shape)
 
@@ -570,11 +573,11 @@ def _smoothed_class_loss(logp, target, weight, ignore_index, reduction, label_sm
         smooth = -(logp * weight.detach().reshape(shape)).sum(dim=class_dim)
     else:
         smooth = -logp.sum(dim=class_dim)
-    smooth = lucid.where(ignored, 0.0, smooth)
+    smooth = where(ignored, 0.0, smooth)
     if reduction == "mean":
         if weight is not None:
-            safe = lucid.where(ignored, 0, target)
-            kept = lucid.where(ignored, 0.0, weight.detach()[safe])
+            safe = where(ignored, 0, target)
+            kept = where(ignored, 0.0, weight.detach()[safe])
             smooth = smooth.sum() / kept.sum()
         else:
             smooth = smooth.sum() / (~ignored).sum()
@@ -666,9 +669,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     if input.shape == target.shape:
         _same_device(input, target)
         weight = _class_weight(weight, input, classes, fn="cross_entropy: ")
-        return _probability_loss(lucid.log_softmax(input, class_dim), target, weight, reduction,
+        return _probability_loss(_log_softmax(input, class_dim), target, weight, reduction,
                                  label_smoothing, classes)
-    logp = lucid.log_softmax(input, class_dim)
+    logp = _log_softmax(input, class_dim)
     if label_smoothing > 0:
         _check_class_target(input, target)
         weight = _class_weight(weight, input, classes)
@@ -698,7 +701,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     tensor([[0, 1, 0, 0]])
     """
     _require_tensor(tensor, "tensor", "one_hot", 1)
-    if tensor.dtype is not lucid.int64:
+    if tensor.dtype is not _dtype.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     empty = tensor.numel() == 0
     if not empty and bool((tensor < 0).any()):
@@ -711,5 +714,5 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         raise RuntimeError("num_classes should be positive")
     elif not empty and int(tensor.max().item()) >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
-    classes = lucid.arange(num_classes, device=tensor.device)
+    classes = _factory.arange(num_classes, device=tensor.device)
     return (tensor.unsqueeze(-1) == classes).long()

@@ -21,11 +21,14 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-
-import lucid
+from typing import TYPE_CHECKING
 
 from .. import _factory
+from .._autograd import no_grad
 from .._tensor import Tensor
+
+if TYPE_CHECKING:
+    import lucid  # the annotations' lucid.Generator
 
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",
@@ -106,7 +109,7 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: lucid.Ge
     >>> bool((w.abs() <= 0.1).all())
     True
     """
-    with lucid.no_grad():
+    with no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
 
@@ -120,7 +123,7 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: luci
     >>> nn.init.normal_(lucid.empty(2, 3), std=0.02).shape
     (2, 3)
     """
-    with lucid.no_grad():
+    with no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
 
@@ -141,7 +144,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
                       "The distribution of values may be incorrect.", stacklevel=2)
     sample = _factory.truncated_normal(tensor.shape, mean, std, a, b, generator=generator, dtype=tensor.dtype,
                                        device=tensor.device)
-    with lucid.no_grad():
+    with no_grad():
         return tensor.copy_(sample)
 
 
@@ -155,7 +158,7 @@ def constant_(tensor: Tensor, val: float) -> Tensor:
     >>> nn.init.constant_(lucid.empty(3), 0.5)
     tensor([0.5, 0.5, 0.5])
     """
-    with lucid.no_grad():
+    with no_grad():
         return tensor.fill_(val)
 
 
@@ -198,8 +201,8 @@ def eye_(tensor: Tensor) -> Tensor:
     """
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    with lucid.no_grad():
-        return tensor.copy_(lucid.eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
+    with no_grad():
+        return tensor.copy_(_factory.eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
 
 
 def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
@@ -221,7 +224,7 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
         raise ValueError("dim 0 must be divisible by groups")
     out_per_group = sizes[0] // groups
     channels = min(out_per_group, sizes[1])
-    with lucid.no_grad():
+    with no_grad():
         tensor.zero_()
         for g in range(groups):
             for d in range(channels):
@@ -333,7 +336,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: lucid.Generator | No
     rows = tensor.shape[0]
     q = _factory.orthogonal(rows, tensor.numel() // rows, generator=generator, dtype=tensor.dtype,
                             device=tensor.device)
-    with lucid.no_grad():
+    with no_grad():
         return tensor.copy_(q.reshape(tensor.shape) * gain)
 
 
@@ -353,9 +356,9 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: lucid
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
     zeros = math.ceil(sparsity * rows)
-    with lucid.no_grad():
+    with no_grad():
         tensor.normal_(0, std, generator=generator)
         for col in range(cols):
-            rows_zeroed = lucid.randperm(rows, generator=generator)[:zeros]
+            rows_zeroed = _factory.randperm(rows, generator=generator)[:zeros]
             tensor[rows_zeroed.to(tensor.device), col] = 0
     return tensor

@@ -8,12 +8,17 @@ that rely on the input changing.
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
-import lucid
+from ..._ops.elementwise import relu as _relu, sigmoid as _sigmoid, tanh as _tanh, where
+from ..._ops.reduction import log_softmax as _log_softmax, softmax as _softmax
 from lucid._ops import activation as _activation
 from ..._tensor import Tensor
 
 from .checks import refuse_inplace, require_tensor
+
+if TYPE_CHECKING:
+    import lucid  # the annotations' lucid.dtype
 
 __all__ = ["relu", "relu6", "leaky_relu", "elu", "gelu", "silu", "mish", "softplus", "softsign", "hardtanh",
            "sigmoid", "tanh", "softmax", "log_softmax"]
@@ -37,7 +42,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     tensor([0., 0., 3.])
     """
     refuse_inplace(inplace)
-    return lucid.relu(input)
+    return _relu(input)
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
@@ -54,7 +59,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     inside = (input > min_val) & (input < max_val)
-    return lucid.where(inside, input, input.clamp(min_val, max_val).detach())
+    return where(inside, input, input.clamp(min_val, max_val).detach())
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -200,7 +205,7 @@ def sigmoid(input: Tensor) -> Tensor:
     >>> F.sigmoid(lucid.tensor([0.0]))
     tensor([0.5])
     """
-    return lucid.sigmoid(input)
+    return _sigmoid(input)
 
 
 def tanh(input: Tensor) -> Tensor:
@@ -213,7 +218,7 @@ def tanh(input: Tensor) -> Tensor:
     >>> F.tanh(lucid.tensor([0.0]))
     tensor([0.])
     """
-    return lucid.tanh(input)
+    return _tanh(input)
 
 
 def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
@@ -250,7 +255,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
         dim = _softmax_dim("log_softmax", input.ndim, _stacklevel)
     if dtype is not None:
         input = input.to(dtype)
-    return lucid.log_softmax(input, dim)
+    return _log_softmax(input, dim)
 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: lucid.dtype | None = None) -> Tensor:
@@ -277,4 +282,4 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
         dim = _softmax_dim("softmax", input.ndim, _stacklevel)
     if dtype is not None:
         input = input.to(dtype)
-    return lucid.softmax(input, dim)
+    return _softmax(input, dim)

@@ -6,7 +6,7 @@ Each takes torch's arguments in torch's order, the deprecated ``size_average`` a
 
 from __future__ import annotations
 
-import lucid
+from ..._ops.elementwise import where
 from ..._tensor import Tensor
 
 from ..._ops import loss as _loss
@@ -111,8 +111,8 @@ def _quadratic_then_linear(diff, threshold: float, scale_quadratic: bool):
     """``0.5 z^2 (/ threshold)`` for ``z = |diff| < threshold``, else linear: smooth L1 and Huber."""
     z = diff.abs()
     if scale_quadratic:  # smooth L1: 0.5 z^2 / beta, else z - 0.5 beta
-        return lucid.where(z < threshold, 0.5 * z * z / threshold, z - 0.5 * threshold)
-    return lucid.where(z < threshold, 0.5 * z * z, threshold * (z - 0.5 * threshold))  # Huber
+        return where(z < threshold, 0.5 * z * z / threshold, z - 0.5 * threshold)
+    return where(z < threshold, 0.5 * z * z, threshold * (z - 0.5 * threshold))  # Huber
 
 
 @in_working_precision("SmoothL1LossBackward")

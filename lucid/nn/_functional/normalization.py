@@ -5,7 +5,8 @@ from __future__ import annotations
 import numbers
 from collections.abc import Sequence
 
-import lucid
+from ... import _dtype, _factory
+from ..._autograd import no_grad
 from lucid._ops.precision import widen, widened
 from ..._tensor import Tensor
 
@@ -53,7 +54,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         return input
     if p == 1.0:
         return input * 0.0
-    keep = lucid.rand(*input.shape, dtype=lucid.float64, device=input.device) >= p
+    keep = _factory.rand(*input.shape, dtype=_dtype.float64, device=input.device) >= p
     return input * keep.to(input.dtype) * (1.0 / (1.0 - p))
 
 
@@ -184,7 +185,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         mean = input.mean(dim=dims, keepdim=True)
         centred = input - mean
         variance = (centred * centred).mean(dim=dims, keepdim=True)
-        with lucid.no_grad():
+        with no_grad():
             if running_mean is not None:
                 running_mean.mul_(1 - momentum).add_(mean.reshape(channels).detach() * momentum)
             if running_var is not None:

@@ -7,7 +7,7 @@ order: LSTM ``i, f, g, o``; GRU ``r, z, n``.
 
 from __future__ import annotations
 
-import lucid
+from ..._ops.elementwise import relu, sigmoid, tanh
 
 from ..functional import linear
 
@@ -27,7 +27,7 @@ def rnn_tanh_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
     >>> rnn_tanh_cell(lucid.zeros(1, 2), lucid.zeros(1, 3), lucid.ones(3, 2), lucid.ones(3, 3))
     tensor([[0., 0., 0.]])
     """
-    return lucid.tanh(_gates(x, h, w_ih, w_hh, b_ih, b_hh))
+    return tanh(_gates(x, h, w_ih, w_hh, b_ih, b_hh))
 
 
 def rnn_relu_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
@@ -40,7 +40,7 @@ def rnn_relu_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
     >>> rnn_relu_cell(lucid.ones(1, 2), lucid.zeros(1, 1), -lucid.ones(1, 2), lucid.ones(1, 1))
     tensor([[0.]])
     """
-    return lucid.relu(_gates(x, h, w_ih, w_hh, b_ih, b_hh))
+    return relu(_gates(x, h, w_ih, w_hh, b_ih, b_hh))
 
 
 def lstm_cell(x, state, w_ih, w_hh, b_ih=None, b_hh=None, w_hr=None):
@@ -57,12 +57,12 @@ def lstm_cell(x, state, w_ih, w_hh, b_ih=None, b_hh=None, w_hr=None):
     h, c = state
     gates = _gates(x, h, w_ih, w_hh, b_ih, b_hh)
     size = gates.shape[-1] // 4
-    ingate = lucid.sigmoid(gates[..., :size])
-    forgetgate = lucid.sigmoid(gates[..., size:2 * size])
-    cellgate = lucid.tanh(gates[..., 2 * size:3 * size])
-    outgate = lucid.sigmoid(gates[..., 3 * size:])
+    ingate = sigmoid(gates[..., :size])
+    forgetgate = sigmoid(gates[..., size:2 * size])
+    cellgate = tanh(gates[..., 2 * size:3 * size])
+    outgate = sigmoid(gates[..., 3 * size:])
     c_next = forgetgate * c + ingate * cellgate
-    h_next = outgate * lucid.tanh(c_next)
+    h_next = outgate * tanh(c_next)
     if w_hr is not None:
         h_next = linear(h_next, w_hr)
     return h_next, c_next
@@ -80,7 +80,7 @@ def gru_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
     """
     gi, gh = linear(x, w_ih, b_ih), linear(h, w_hh, b_hh)
     size = gi.shape[-1] // 3
-    resetgate = lucid.sigmoid(gh[..., :size] + gi[..., :size])
-    inputgate = lucid.sigmoid(gh[..., size:2 * size] + gi[..., size:2 * size])
-    newgate = lucid.tanh(gi[..., 2 * size:] + gh[..., 2 * size:] * resetgate)
+    resetgate = sigmoid(gh[..., :size] + gi[..., :size])
+    inputgate = sigmoid(gh[..., size:2 * size] + gi[..., size:2 * size])
+    newgate = tanh(gi[..., 2 * size:] + gh[..., 2 * size:] * resetgate)
     return (h - newgate) * inputgate + newgate

@@ -6,8 +6,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-import lucid
-
+from ..._ops.elementwise import sigmoid, tanh
 from .. import functional as F
 from .._functional.checks import INPLACE_REASON as _INPLACE_REASON
 from ..._tensor import Tensor
@@ -77,7 +76,7 @@ class Tanh(Module):
         >>> nn.Tanh()(lucid.tensor([0.0]))
         tensor([0.])
         """
-        return lucid.tanh(input)
+        return tanh(input)
 
 
 class Sigmoid(Module):
@@ -101,7 +100,7 @@ class Sigmoid(Module):
         >>> nn.Sigmoid()(lucid.tensor([0.0]))
         tensor([0.5])
         """
-        return lucid.sigmoid(input)
+        return sigmoid(input)
 
 
 class _Inplace(Module):

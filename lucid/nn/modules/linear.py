@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import lucid
-
+from ... import _factory
 from .. import functional as F
 from .. import init
 from ..._tensor import Tensor
 from ..module import Module
 from ..parameter import Parameter
+
+if TYPE_CHECKING:
+    import lucid  # the annotations' lucid.dtype
 
 __all__ = ["Linear"]
 
@@ -60,9 +62,9 @@ class Linear(Module):
         self.in_features = in_features
         self.out_features = out_features
         kwargs: dict[str, Any] = {"device": device or "cpu", "dtype": dtype}
-        self.weight = Parameter(lucid.zeros(out_features, in_features, **kwargs))
+        self.weight = Parameter(_factory.zeros(out_features, in_features, **kwargs))
         if bias:
-            self.bias = Parameter(lucid.zeros(out_features, **kwargs))
+            self.bias = Parameter(_factory.zeros(out_features, **kwargs))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()

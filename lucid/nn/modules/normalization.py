@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import lucid
-
+from ... import _dtype, _factory
+from ..._autograd import no_grad
 from .. import functional as F
 from .._functional.checks import check_dropout_probability, refuse_inplace
 from .._functional.normalization import check_batch_statistics, normalized_shape_tuple
 from ..._tensor import Tensor
 from ..module import Module
 from ..parameter import Parameter
+
+if TYPE_CHECKING:
+    import lucid  # the annotations' lucid.dtype
 
 __all__ = ["Dropout", "LayerNorm", "BatchNorm1d"]
 
@@ -104,9 +108,9 @@ class LayerNorm(Module):
         self.elementwise_affine = elementwise_affine
         kwargs = _factory_kwargs(device, dtype)
         if elementwise_affine:
-            self.weight = Parameter(lucid.ones(*self.normalized_shape, **kwargs))
+            self.weight = Parameter(_factory.ones(*self.normalized_shape, **kwargs))
             if bias:
-                self.bias = Parameter(lucid.zeros(*self.normalized_shape, **kwargs))
+                self.bias = Parameter(_factory.zeros(*self.normalized_shape, **kwargs))
             else:
                 self.register_parameter("bias", None)
         else:
@@ -126,7 +130,7 @@ class LayerNorm(Module):
         >>> norm.weight.tolist()
         [1.0, 1.0]
         """
-        with lucid.no_grad():
+        with no_grad():
             if self.weight is not None:
                 self.weight.fill_(1.0)
             if self.bias is not None:
@@ -195,19 +199,19 @@ class BatchNorm1d(Module):
         self.affine, self.track_running_stats = affine, track_running_stats
         kwargs = _factory_kwargs(device, dtype)
         if affine:
-            self.weight = Parameter(lucid.ones(num_features, **kwargs))
+            self.weight = Parameter(_factory.ones(num_features, **kwargs))
             if bias:
-                self.bias = Parameter(lucid.zeros(num_features, **kwargs))
+                self.bias = Parameter(_factory.zeros(num_features, **kwargs))
             else:
                 self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track_running_stats:
-            self.register_buffer("running_mean", lucid.zeros(num_features, **kwargs))
-            self.register_buffer("running_var", lucid.ones(num_features, **kwargs))
+            self.register_buffer("running_mean", _factory.zeros(num_features, **kwargs))
+            self.register_buffer("running_var", _factory.ones(num_features, **kwargs))
             self.register_buffer("num_batches_tracked",
-                                 lucid.tensor(0, dtype=lucid.int64, device=kwargs["device"]))
+                                 _factory.tensor(0, dtype=_dtype.int64, device=kwargs["device"]))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -227,7 +231,7 @@ class BatchNorm1d(Module):
         (tensor([0.]), tensor([1.]), tensor(0))
         """
         if self.track_running_stats:
-            with lucid.no_grad():
+            with no_grad():
                 self.running_mean.zero_()
                 self.running_var.fill_(1)
                 self.num_batches_tracked.zero_()
@@ -244,7 +248,7 @@ class BatchNorm1d(Module):
         ([1.0, 1.0], [0.0, 0.0])
         """
         self.reset_running_stats()
-        with lucid.no_grad():
+        with no_grad():
             if self.weight is not None:
                 self.weight.fill_(1.0)
             if self.bias is not None:
@@ -261,7 +265,7 @@ class BatchNorm1d(Module):
         # torch's _BatchNorm.forward: which statistics, and the factor of the running average
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            with lucid.no_grad():
+            with no_grad():
                 self.num_batches_tracked.add_(1)
             factor = 1.0 / float(self.num_batches_tracked.item()) if self.momentum is None else self.momentum
         use_batch = self.training or (self.running_mean is None and self.running_var is None)

@@ -12,16 +12,19 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import lucid
-
+from ... import _factory
+from ..._ops.shape import cat, stack
 from .. import functional as F
 from .. import init
 from .._functional import rnn as cells
 from ..._tensor import Tensor
 from ..module import Module
 from ..parameter import Parameter
+
+if TYPE_CHECKING:
+    import lucid  # the annotations' lucid.dtype
 
 __all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -90,7 +93,7 @@ class RNNBase(Module):
                 if proj_size:
                     shapes += [("weight_hr", (proj_size, hidden_size))]
                 for name, shape in shapes:
-                    setattr(self, name + suffix, Parameter(lucid.zeros(*shape, **kwargs)))
+                    setattr(self, name + suffix, Parameter(_factory.zeros(*shape, **kwargs)))
                     self._flat_weights_names.append(name + suffix)
         self.reset_parameters()
 
@@ -165,7 +168,7 @@ class RNNBase(Module):
         if self.mode == "LSTM":
             sizes.append((self.num_layers * directions, batch, self.hidden_size))
         if hx is None:
-            return [lucid.zeros(*size, dtype=input.dtype, device=input.device) for size in sizes]
+            return [_factory.zeros(*size, dtype=input.dtype, device=input.device) for size in sizes]
         states = list(hx) if self.mode == "LSTM" else [hx]
         if not batched:
             if any(s.ndim != 2 for s in states):
@@ -237,12 +240,12 @@ class RNNBase(Module):
                 outputs.append(results)
                 for kept, final in zip(finals, state if self.mode == "LSTM" else (state,)):
                     kept.append(final)
-            layer_input = [lucid.cat([out[t] for out in outputs], dim=1) if directions == 2 else outputs[0][t]
+            layer_input = [cat([out[t] for out in outputs], dim=1) if directions == 2 else outputs[0][t]
                            for t in range(steps)]
             if self.dropout and self.training and layer < self.num_layers - 1:
                 layer_input = [F.dropout(x, self.dropout) for x in layer_input]
-        output = lucid.stack(layer_input, dim=0)
-        final = [lucid.stack(kept, dim=0) for kept in finals]
+        output = stack(layer_input, dim=0)
+        final = [stack(kept, dim=0) for kept in finals]
         if not batched:
             output = output.squeeze(1)
             final = [f.squeeze(1) for f in final]
@@ -399,11 +402,11 @@ class RNNCellBase(Module):
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         kwargs: dict[str, Any] = {"device": device or "cpu", "dtype": dtype}
         gate_size = self._gates * hidden_size
-        self.weight_ih = Parameter(lucid.zeros(gate_size, input_size, **kwargs))
-        self.weight_hh = Parameter(lucid.zeros(gate_size, hidden_size, **kwargs))
+        self.weight_ih = Parameter(_factory.zeros(gate_size, input_size, **kwargs))
+        self.weight_hh = Parameter(_factory.zeros(gate_size, hidden_size, **kwargs))
         if bias:
-            self.bias_ih = Parameter(lucid.zeros(gate_size, **kwargs))
-            self.bias_hh = Parameter(lucid.zeros(gate_size, **kwargs))
+            self.bias_ih = Parameter(_factory.zeros(gate_size, **kwargs))
+            self.bias_hh = Parameter(_factory.zeros(gate_size, **kwargs))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
@@ -424,7 +427,7 @@ class RNNCellBase(Module):
             input = input.unsqueeze(0)
         batch = input.shape[0]
         if hx is None:
-            zeros = lucid.zeros(batch, self.hidden_size, dtype=input.dtype, device=input.device)
+            zeros = _factory.zeros(batch, self.hidden_size, dtype=input.dtype, device=input.device)
             return input, (zeros,) * (2 if self._gates == 4 else 1), batched
         states = tuple(hx) if self._gates == 4 else (hx,)
         states = tuple(s if batched else s.unsqueeze(0) for s in states)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import lucid
-
+from ... import _factory
+from ..._autograd import no_grad
 from .. import functional as F
 from .. import init
 from ..._tensor import Tensor
@@ -14,6 +14,8 @@ from ..parameter import Parameter
 
 if TYPE_CHECKING:
     from typing_extensions import Self
+
+    import lucid  # the annotations' lucid.dtype
 
 __all__ = ["Embedding", "EmbeddingBag"]
 
@@ -100,7 +102,7 @@ class Embedding(Module):
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
         if _weight is None:
-            empty = lucid.zeros(num_embeddings, embedding_dim, dtype=dtype, device=device or "cpu")
+            empty = _factory.zeros(num_embeddings, embedding_dim, dtype=dtype, device=device or "cpu")
             self.weight = Parameter(empty, requires_grad=not _freeze)
             self.reset_parameters()
         else:
@@ -127,7 +129,7 @@ class Embedding(Module):
 
     def _fill_padding_idx_with_zero(self: Embedding | EmbeddingBag) -> None:
         if self.padding_idx is not None:
-            with lucid.no_grad():
+            with no_grad():
                 self.weight[self.padding_idx] = 0
 
     def forward(self, input: Tensor) -> Tensor:
@@ -251,7 +253,7 @@ class EmbeddingBag(Module):
         self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
         self.padding_idx = F._validate_padding_idx(padding_idx, num_embeddings)
         if _weight is None:
-            empty = lucid.zeros(num_embeddings, embedding_dim, dtype=dtype, device=device or "cpu")
+            empty = _factory.zeros(num_embeddings, embedding_dim, dtype=dtype, device=device or "cpu")
             self.weight = Parameter(empty)
             self.reset_parameters()
         else:

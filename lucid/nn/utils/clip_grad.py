@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Iterable
 
 from ..._autograd import no_grad
+from ..._factory import zeros as _zeros
 from ..._sparse import SparseTensor
 from ..._tensor import Tensor
 from ..._ops.elementwise import abs as _abs
@@ -116,9 +117,7 @@ def _dense_part(tensor):
 
 
 def _zeros1(like):
-    from ..._factory import zeros
-
-    return zeros(1, dtype=like.dtype, device=like.device)
+    return _zeros(1, dtype=like.dtype, device=like.device)
 
 
 def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float | str = 2.0, error_if_nonfinite: bool = False,
