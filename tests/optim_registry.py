@@ -476,6 +476,30 @@ REGISTRY: tuple[OptimizerInfo, ...] = (
             ("lion", {"lr": 0.001, "weight_decay": 0.1}),
         ),
     ),
+    OptimizerInfo(
+        "ADOPT",
+        cases=(
+            # ADOPT (torch has none; the golden values come from pytorch-optimizer 4.1.0's ADOPT),
+            # 100 steps: default, lr and betas, eps (0.3 makes its floor bite), L2 and decoupled
+            # weight decay, maximize (the reference's is the optimizer's, not a group's).
+            make_case("adopt_default", "ADOPT", {}, {"lr": 0.01}, steps=100),
+            make_case("adopt_lr_betas", "ADOPT", {"lr": 0.01, "betas": (0.5, 0.9)}, {"betas": (0.9, 0.999)}, steps=100),
+            make_case("adopt_eps", "ADOPT", {"lr": 0.01, "eps": 0.3}, {"eps": 1e-8}, steps=100),
+            make_case("adopt_wd", "ADOPT", {"lr": 0.01, "weight_decay": 0.1}, {"weight_decay": 0.0}, steps=100),
+            make_case("adopt_decoupled_wd", "ADOPT", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True},
+                      {"decoupled_weight_decay": False}, steps=100),
+            make_case("adopt_wd_maximize", "ADOPT", {"lr": 0.01, "weight_decay": 0.1, "maximize": True}, {"lr": 0.005},
+                      steps=100),
+        ),
+        flags={"lr", "betas", "eps", "weight_decay", "decoupled_weight_decay", "maximize"},
+        reference=_attribute("pytorch_optimizer", "ADOPT"),
+        reference_package="pytorch_optimizer",
+        reference_names={"decoupled_weight_decay": "weight_decouple"},
+        state_kwargs={"lr": 0.01, "weight_decay": 0.01},
+        resume=(
+            ("adopt", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True}),
+        ),
+    ),
 )
 
 BY_NAME: dict[str, OptimizerInfo] = {info.name: info for info in REGISTRY}
