@@ -52,6 +52,7 @@ else:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -165,7 +166,7 @@ def touched_rows(case: OptimCase, step: int, index: int, shape) -> np.ndarray:
 
     Examples
     --------
-    >>> case = CASES_BY_NAME["sparse_adam_default"]
+    >>> case = make_case("sparse_example", "SparseAdam", {}, {"lr": 0.01})
     >>> touched_rows(case, EMPTY_SPARSE_STEP, 0, (6, 2))
     array([], dtype=int64)
     """
@@ -258,7 +259,8 @@ def load_golden(case: OptimCase, dtype_name: str) -> dict[str, np.ndarray]:
 
 
 # --------------------------------------------------------------------------
-# The case matrix
+# What the cases are made of (the cases themselves: each optimizer's entry in
+# tests/optim_registry.py)
 # --------------------------------------------------------------------------
 
 DENSE_SHAPES = (((4, 3), (5,)), ((2, 3),))
@@ -278,181 +280,14 @@ TENSOR_LR = np.array(0.001, dtype=np.float32)
 TENSOR_BETAS = (np.array(0.9, dtype=np.float32), np.array(0.999, dtype=np.float32))
 
 
-def _case(name, optimizer, kwargs, second, first=None, *, none_grad=NONE_GRAD):
-    """Two-group case: group 0 with ``first`` overrides, group 1 with ``second``."""
+def make_case(name, optimizer, kwargs, second, first=None, *, none_grad=NONE_GRAD, steps=50):
+    """Two-group case of ``steps`` steps: group 0 with ``first`` overrides, group 1 with ``second``."""
     sparse = optimizer == "SparseAdam"
     shapes = SPARSE_SHAPES if sparse else DENSE_SHAPES
     groups = ({"shapes": shapes[0], **(first or {})}, {"shapes": shapes[1], **second})
-    return OptimCase(name, optimizer, kwargs, groups, none_grad=none_grad, sparse_rows=sparse)
+    return OptimCase(name, optimizer, kwargs, groups, steps, none_grad=none_grad, sparse_rows=sparse)
 
 
-CASES: list[OptimCase] = [
-    # SGD: torch's OptimizerInfo configs (default, lr, tensor lr, wd, momentum,
-    # wd+maximize, dampening, momentum+wd, nesterov+wd), then extra combinations.
-    _case("sgd_default", "SGD", {}, {"lr": 0.05}),
-    _case("sgd_lr", "SGD", {"lr": 0.01}, {"lr": 0.002}),
-    _case("sgd_tensor_lr", "SGD", {"lr": TENSOR_LR}, {"lr": 0.01}),
-    _case("sgd_wd", "SGD", {"weight_decay": 0.5}, {"weight_decay": 0.0}),
-    _case("sgd_momentum", "SGD", {"lr": 0.01, "momentum": 0.9}, {"lr": 0.05}),
-    _case("sgd_wd_maximize", "SGD", {"lr": 0.01, "weight_decay": 0.1, "maximize": True}, {"maximize": False}),
-    _case("sgd_dampening", "SGD", {"lr": 0.01, "momentum": 0.9, "dampening": 0.5}, {"dampening": 0.0}),
-    _case("sgd_momentum_wd", "SGD", {"lr": 0.01, "momentum": 0.9, "weight_decay": 0.1}, {"weight_decay": 0.01}),
-    _case(
-        "sgd_nesterov_wd",
-        "SGD",
-        {"lr": 0.01, "momentum": 0.9, "nesterov": True, "weight_decay": 0.1},
-        {"momentum": 0.5},
-    ),
-    _case(
-        "sgd_momentum_wd_maximize",
-        "SGD",
-        {"lr": 0.01, "momentum": 0.9, "weight_decay": 0.1, "maximize": True},
-        {"lr": 0.03},
-    ),
-    # Group 0 keeps no state at all (momentum 0) next to a momentum group.
-    _case("sgd_mixed_momentum", "SGD", {"lr": 0.01, "momentum": 0.9}, {}, {"momentum": 0.0}),
-    # Adam: OptimizerInfo's CPU configs (default, lr, wd, wd+maximize,
-    # wd+amsgrad), then extra combinations.
-    _case("adam_default", "Adam", {}, {"lr": 0.01}),
-    _case("adam_lr", "Adam", {"lr": 0.01}, {"betas": (0.5, 0.9)}),
-    _case("adam_wd", "Adam", {"weight_decay": 0.1}, {"weight_decay": 0.0}),
-    _case("adam_wd_maximize", "Adam", {"weight_decay": 0.1, "maximize": True}, {"lr": 0.005}),
-    # Group 1 without amsgrad: max_exp_avg_sq exists for params 0-1 only.
-    _case("adam_wd_amsgrad", "Adam", {"weight_decay": 0.1, "amsgrad": True}, {"amsgrad": False}),
-    _case("adam_amsgrad_maximize", "Adam", {"lr": 0.01, "amsgrad": True, "maximize": True}, {"eps": 1e-3}),
-    # Group 1 falls back to L2 weight decay: same wd, different placement.
-    _case(
-        "adam_decoupled_wd",
-        "Adam",
-        {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True},
-        {"decoupled_weight_decay": False},
-    ),
-    _case("adam_tensor_betas", "Adam", {"betas": TENSOR_BETAS, "amsgrad": True}, {"lr": 0.01}),
-    _case("adam_tensor_lr", "Adam", {"lr": TENSOR_LR, "weight_decay": 0.1}, {"lr": 0.01}),
-    _case("adam_betas_eps", "Adam", {"betas": (0.8, 0.99), "eps": 1e-6}, {"betas": (0.5, 0.9), "eps": 1e-4}),
-    # AdamW: the same OptimizerInfo configs as Adam, then extra combinations.
-    _case("adamw_default", "AdamW", {}, {"weight_decay": 0.1}),
-    _case("adamw_lr", "AdamW", {"lr": 0.01}, {"lr": 0.001}),
-    _case("adamw_wd", "AdamW", {"weight_decay": 0.1}, {"weight_decay": 0.0}),
-    _case("adamw_wd_maximize", "AdamW", {"weight_decay": 0.1, "maximize": True}, {"lr": 0.005}),
-    _case("adamw_wd_amsgrad", "AdamW", {"weight_decay": 0.1, "amsgrad": True}, {"lr": 0.01}),
-    _case("adamw_amsgrad", "AdamW", {"lr": 0.01, "amsgrad": True}, {"amsgrad": False}),
-    _case("adamw_maximize", "AdamW", {"lr": 0.01, "maximize": True}, {"maximize": False}),
-    _case("adamw_tensor_betas", "AdamW", {"lr": TENSOR_LR, "betas": TENSOR_BETAS}, {"lr": 0.01}),
-    _case("adamw_tensor_lr", "AdamW", {"lr": TENSOR_LR, "weight_decay": 0.1}, {"lr": 0.01}),
-    _case("adamw_wd_lr", "AdamW", {"weight_decay": 0.1, "lr": 0.01}, {"lr": 0.05}),
-    # SparseAdam: OptimizerInfo's configs (default, lr, tensor lr, maximize),
-    # then betas/eps. eps=1e-3 in group 1 makes its eps placement visible.
-    _case("sparse_adam_default", "SparseAdam", {}, {"lr": 0.01}),
-    _case("sparse_adam_lr", "SparseAdam", {"lr": 0.01}, {"lr": 0.05}),
-    _case("sparse_adam_tensor_lr", "SparseAdam", {"lr": TENSOR_LR}, {"lr": 0.01}),
-    _case("sparse_adam_maximize", "SparseAdam", {"lr": 0.01, "maximize": True}, {"maximize": False}),
-    _case(
-        "sparse_adam_betas_eps",
-        "SparseAdam",
-        {"lr": 0.01, "betas": (0.8, 0.99), "eps": 1e-6},
-        {"betas": (0.5, 0.9), "eps": 1e-3},
-        none_grad=NONE_GRAD_LATE_EMPTY,
-    ),
-]
-
-# --- the optimizer family, part A (Adadelta, Adagrad, Adamax, ASGD, NAdam, RAdam, RMSprop, Rprop)
-FAMILY_A_CASES: list[OptimCase] = [
-    # Adadelta: OptimizerInfo's CPU configs (default, lr, wd, maximize, maximize+wd, rho+wd).
-    _case("adadelta_default", "Adadelta", {}, {"lr": 0.5}),
-    _case("adadelta_lr", "Adadelta", {"lr": 0.01}, {"lr": 0.1}),
-    _case("adadelta_wd", "Adadelta", {"weight_decay": 0.1}, {"weight_decay": 0.0}),
-    _case("adadelta_maximize", "Adadelta", {"maximize": True}, {"maximize": False}),
-    _case("adadelta_wd_maximize", "Adadelta", {"weight_decay": 0.1, "maximize": True}, {"eps": 1e-3}),
-    _case("adadelta_rho_wd", "Adadelta", {"rho": 0.95, "weight_decay": 0.9}, {"rho": 0.5}),
-    _case("adadelta_tensor_lr", "Adadelta", {"lr": TENSOR_LR}, {"lr": 0.1}),
-    # Adagrad: OptimizerInfo's CPU configs (default, wd, wd+maximize, lr, initial
-    # accumulator+wd, lr_decay+wd, Tensor lr). State exists from construction, so param 2
-    # (no grad for steps 1-3) has step 0 and its initial sum recorded from step 1.
-    _case("adagrad_default", "Adagrad", {}, {"lr": 0.05}),
-    _case("adagrad_wd", "Adagrad", {"weight_decay": 0.1}, {"weight_decay": 0.0}),
-    _case("adagrad_wd_maximize", "Adagrad", {"weight_decay": 0.1, "maximize": True}, {"lr": 0.05}),
-    _case("adagrad_lr", "Adagrad", {"lr": 0.1}, {"eps": 1e-3}),
-    _case("adagrad_initial_accumulator_wd", "Adagrad", {"initial_accumulator_value": 0.1, "weight_decay": 0.1},
-          {"weight_decay": 0.0}),
-    _case("adagrad_lr_decay_wd", "Adagrad", {"lr": 0.1, "lr_decay": 0.5, "weight_decay": 0.1}, {"lr_decay": 0.01}),
-    # A Tensor lr with lr_decay: the decayed rate is computed in float32, as torch does.
-    _case("adagrad_tensor_lr", "Adagrad", {"lr": TENSOR_LR}, {"lr": 0.01}, {"lr_decay": 0.1}),
-    # torch starts every accumulator at the constructor's value; group 1's own is unused.
-    _case("adagrad_group_initial_accumulator", "Adagrad", {"initial_accumulator_value": 0.5},
-          {"initial_accumulator_value": 2.0}),
-    # Adamax: OptimizerInfo's CPU configs (default, lr, wd, maximize, maximize+wd), betas/eps.
-    _case("adamax_default", "Adamax", {}, {"lr": 0.01}),
-    _case("adamax_lr", "Adamax", {"lr": 0.1}, {"lr": 0.01}),
-    _case("adamax_wd", "Adamax", {"weight_decay": 0.1}, {"weight_decay": 0.0}),
-    _case("adamax_maximize", "Adamax", {"maximize": True}, {"maximize": False}),
-    _case("adamax_wd_maximize", "Adamax", {"weight_decay": 0.1, "maximize": True}, {"lr": 0.01}),
-    # eps=0.05 in group 1 makes its placement (inside the max) visible.
-    _case("adamax_betas_eps", "Adamax", {"betas": (0.8, 0.99), "eps": 1e-6}, {"betas": (0.5, 0.9), "eps": 0.05}),
-    _case("adamax_tensor_lr", "Adamax", {"lr": TENSOR_LR}, {"lr": 0.01}),
-    # ASGD: OptimizerInfo's CPU configs (default, lambd, lr, t0, maximize, wd, maximize+wd);
-    # then a small t0, so that the average ax (mu < 1) and the eta/mu schedule are exercised.
-    _case("asgd_default", "ASGD", {}, {"lr": 0.05}),
-    _case("asgd_lambd", "ASGD", {"lambd": 0.1}, {"lambd": 1e-4}),
-    _case("asgd_lr", "ASGD", {"lr": 0.02}, {"lr": 0.1}),
-    _case("asgd_t0", "ASGD", {"t0": 100}, {"t0": 1e6}),
-    _case("asgd_maximize", "ASGD", {"maximize": True}, {"maximize": False}),
-    _case("asgd_wd", "ASGD", {"weight_decay": 0.1}, {"weight_decay": 0.0}),
-    _case("asgd_wd_maximize", "ASGD", {"weight_decay": 0.1, "maximize": True}, {"lr": 0.05}),
-    _case("asgd_averaging", "ASGD", {"lr": 0.05, "lambd": 0.01, "alpha": 0.5, "t0": 5}, {"t0": 20, "alpha": 0.9}),
-    # A Tensor lr: eta's schedule is then computed in float32 Tensor arithmetic, as torch does.
-    _case("asgd_tensor_lr", "ASGD", {"lr": TENSOR_LR, "lambd": 0.01, "t0": 5}, {"lr": 0.05}),
-    # NAdam: OptimizerInfo's CPU configs (default, lr, momentum_decay, wd, wd+momentum_decay,
-    # decoupled wd, wd+maximize).
-    _case("nadam_default", "NAdam", {}, {"lr": 0.01}),
-    _case("nadam_lr", "NAdam", {"lr": 1e-3}, {"lr": 0.02}),
-    _case("nadam_momentum_decay", "NAdam", {"momentum_decay": 6e-3}, {"momentum_decay": 0.1}),
-    _case("nadam_wd", "NAdam", {"weight_decay": 0.1}, {"weight_decay": 0.0}),
-    _case("nadam_wd_momentum_decay", "NAdam", {"weight_decay": 0.1, "momentum_decay": 6e-3}, {"lr": 0.01}),
-    # Group 1 falls back to L2 weight decay: same wd, different placement.
-    _case("nadam_decoupled_wd", "NAdam", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True},
-          {"decoupled_weight_decay": False}),
-    _case("nadam_wd_maximize", "NAdam", {"weight_decay": 0.1, "maximize": True}, {"betas": (0.5, 0.9), "eps": 1e-3}),
-    _case("nadam_tensor_lr_decoupled_wd", "NAdam", {"lr": TENSOR_LR, "weight_decay": 0.1,
-          "decoupled_weight_decay": True}, {"lr": 0.01}),
-    # RAdam: OptimizerInfo's CPU configs (default, lr, eps, wd, decoupled wd, wd+maximize).
-    # With betas (0.5, 0.9) rho_t passes 5 from step 7 on; with the default betas, step 6.
-    _case("radam_default", "RAdam", {}, {"lr": 0.01}),
-    _case("radam_lr", "RAdam", {"lr": 2e-3}, {"betas": (0.5, 0.9)}),
-    _case("radam_eps", "RAdam", {"eps": 1e-6}, {"eps": 1e-2}),
-    _case("radam_wd", "RAdam", {"weight_decay": 0.1}, {"weight_decay": 0.0}),
-    _case("radam_decoupled_wd", "RAdam", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True},
-          {"decoupled_weight_decay": False}),
-    _case("radam_wd_maximize", "RAdam", {"weight_decay": 0.1, "maximize": True}, {"lr": 0.01}),
-    _case("radam_tensor_lr_decoupled_wd", "RAdam", {"lr": TENSOR_LR, "weight_decay": 0.1,
-          "decoupled_weight_decay": True}, {"lr": 0.01}),
-    # RMSprop: OptimizerInfo's CPU configs (default, lr, wd, maximize, centered+wd,
-    # maximize+wd, momentum+centered+wd, all combined).
-    _case("rmsprop_default", "RMSprop", {}, {"lr": 0.001}),
-    _case("rmsprop_lr", "RMSprop", {"lr": 1e-3}, {"alpha": 0.9}),
-    _case("rmsprop_wd", "RMSprop", {"weight_decay": 0.1}, {"weight_decay": 0.0}),
-    _case("rmsprop_maximize", "RMSprop", {"maximize": True}, {"maximize": False}),
-    # Group 1 is not centered: grad_avg exists for params 0-1 only.
-    _case("rmsprop_centered_wd", "RMSprop", {"weight_decay": 0.1, "centered": True}, {"centered": False}),
-    _case("rmsprop_wd_maximize", "RMSprop", {"weight_decay": 0.1, "maximize": True}, {"eps": 1e-3}),
-    # Group 0 without momentum: momentum_buffer exists for param 2 only.
-    _case("rmsprop_momentum_centered_wd", "RMSprop", {"weight_decay": 0.1, "centered": True, "momentum": 0.1},
-          {"momentum": 0.9}, {"momentum": 0.0}),
-    _case("rmsprop_all", "RMSprop",
-          {"lr": 0.005, "weight_decay": 0.1, "centered": True, "momentum": 0.1, "maximize": True}, {"alpha": 0.9}),
-    _case("rmsprop_tensor_lr", "RMSprop", {"lr": TENSOR_LR, "momentum": 0.5}, {"lr": 0.01}),
-    # Rprop: OptimizerInfo's CPU configs (default, lr, etas, step_sizes, maximize); tight
-    # step_sizes in group 1 make both clamps bite.
-    _case("rprop_default", "Rprop", {}, {"lr": 0.05}),
-    _case("rprop_lr", "Rprop", {"lr": 2e-4}, {"lr": 0.01}),
-    _case("rprop_etas", "Rprop", {"etas": (0.5, 1.5)}, {"etas": (0.3, 1.1)}),
-    _case("rprop_step_sizes", "Rprop", {"step_sizes": (2e-6, 100)}, {"step_sizes": (5e-3, 2e-2)}),
-    _case("rprop_maximize", "Rprop", {"maximize": True}, {"maximize": False}),
-    _case("rprop_tensor_lr", "Rprop", {"lr": TENSOR_LR}, {"lr": 0.01}),
-]
-# --- end of part A
-
-# --- the optimizer family, part B (Adafactor, Muon, Lion; LBFGS has its own closure cases)
 # Muon takes 2-D params only: a tall, a wide and a square one. Adafactor also runs on a
 # 3-D param, factored over its last two dimensions.
 MUON_SHAPES = (((4, 3), (3, 5)), ((4, 4),))
@@ -461,57 +296,7 @@ ADAFACTOR_3D_SHAPES = (((2, 4, 3), (5,)), ((3, 2),))
 NS_CONVERGENT = (1.875, -1.25, 0.375)
 
 
-def _shaped(case, shapes):
+def with_shapes(case, shapes):
     """``case`` with the params of group ``g`` shaped ``shapes[g]``."""
-    import dataclasses
-
     groups = tuple({**group, "shapes": shape} for group, shape in zip(case.groups, shapes))
     return dataclasses.replace(case, groups=groups)
-
-
-FAMILY_B_CASES: list[OptimCase] = [
-    # Adafactor: OptimizerInfo's configs (default, lr, tensor lr, wd, maximize, beta2_decay,
-    # eps), then d, and a 3-D param. Group 1 (a (2, 3) param) keeps its own settings.
-    _case("adafactor_default", "Adafactor", {}, {"lr": 0.05}),
-    _case("adafactor_tensor_lr", "Adafactor", {"lr": TENSOR_LR}, {"lr": 0.01}),
-    _case("adafactor_lr_wd", "Adafactor", {"lr": 0.05, "weight_decay": 0.1}, {"weight_decay": 0.0}),
-    _case("adafactor_maximize", "Adafactor", {"lr": 0.05, "maximize": True, "weight_decay": 0.1}, {"maximize": False}),
-    _case("adafactor_beta2_decay_d", "Adafactor", {"beta2_decay": -0.5, "d": 1.5}, {"beta2_decay": -0.8, "d": 1.0}),
-    # eps1 large enough that the variance floor eps1**2 and the mean-row floor eps1 bite.
-    _case("adafactor_eps", "Adafactor", {"lr": 0.05, "eps": (0.05, 1e-2)}, {"eps": (None, 0.5)}),
-    _shaped(_case("adafactor_3d", "Adafactor", {"lr": 0.05}, {"weight_decay": 0.1}), ADAFACTOR_3D_SHAPES),
-    # Muon (2-D only): default, tensor lr, momentum and nesterov, weight decay, the lr
-    # adjustments, and the Newton-Schulz settings.
-    _shaped(_case("muon_default", "Muon", {}, {"lr": 0.01}), MUON_SHAPES),
-    _shaped(_case("muon_tensor_lr", "Muon", {"lr": TENSOR_LR}, {"lr": 0.01}), MUON_SHAPES),
-    _shaped(
-        _case("muon_momentum_nesterov", "Muon", {"lr": 0.02, "momentum": 0.9}, {"nesterov": False}, {"nesterov": True}),
-        MUON_SHAPES,
-    ),
-    _shaped(_case("muon_wd", "Muon", {"lr": 0.02, "weight_decay": 0.5}, {"weight_decay": 0.0}), MUON_SHAPES),
-    _shaped(
-        _case("muon_adjust_lr", "Muon", {"lr": 0.02, "adjust_lr_fn": "match_rms_adamw"}, {"adjust_lr_fn": "original"}),
-        MUON_SHAPES,
-    ),
-    _shaped(
-        _case(
-            "muon_ns",
-            "Muon",
-            {"lr": 0.02, "ns_coefficients": NS_CONVERGENT, "ns_steps": 3, "eps": 1e-3},
-            {"ns_steps": 7, "ns_coefficients": (3.4445, -4.775, 2.0315), "eps": 1e-7},
-        ),
-        MUON_SHAPES,
-    ),
-    # Lion (torch has none; the golden values come from torch_reference.lion_class):
-    # default, tensor lr, betas, weight decay, maximize.
-    _case("lion_default", "Lion", {}, {"lr": 1e-3}),
-    _case("lion_tensor_lr", "Lion", {"lr": TENSOR_LR}, {"lr": 1e-4}),
-    _case("lion_lr_betas", "Lion", {"lr": 1e-3, "betas": (0.95, 0.98)}, {"betas": (0.5, 0.9)}),
-    _case("lion_wd", "Lion", {"lr": 1e-3, "weight_decay": 0.5}, {"weight_decay": 0.0}),
-    _case("lion_maximize", "Lion", {"lr": 1e-3, "maximize": True, "weight_decay": 0.1}, {"maximize": False}),
-]
-# --- end of part B
-
-CASES += FAMILY_A_CASES + FAMILY_B_CASES
-
-CASES_BY_NAME: dict[str, OptimCase] = {case.name: case for case in CASES}

@@ -19,6 +19,7 @@ import lucid
 from lucid import nn, optim
 from lucid.optim import lr_scheduler as S
 from lucid.optim import schedules, swa_utils
+from optim_registry import REGISTRY
 
 DTYPES = {"float64": lucid.float64, "float32": lucid.float32}
 
@@ -108,46 +109,29 @@ def _plain(name, make):
     def build(seed, scale, dtype, device):
         model = Quadratic(seed, dtype, device)
         optimizer = make(model.parameters(), scale)
-        return Run(model, optimizer, {"optimizer": optimizer}, closure=name.startswith("lbfgs"))
+        return Run(model, optimizer, {"optimizer": optimizer})
     return name, build
 
 
-def _muon(seed, scale, dtype, device):
-    model = Quadratic(seed, dtype, device)
-    optimizer = optim.Muon([model.weight], lr=0.02 * scale)  # 2-D parameters only: the bias stays
-    return Run(model, optimizer, {"optimizer": optimizer})
-
-
-def _table(sparse: bool):
+def _registered(info, name, kwargs, model="quadratic"):
+    """A run of ``info``'s optimizer (tests/optim_registry.py) with ``kwargs``, its lr scaled, on
+    ``model``: the quadratic, its 2-D weight only ("matrices"), or an embedding table whose
+    gradients are sparse ("sparse_table") or dense ("dense_table")."""
     def build(seed, scale, dtype, device):
-        model = Table(seed, dtype, device, sparse)
-        optimizer = optim.SparseAdam(model.parameters(), lr=0.05 * scale)
-        return Run(model, optimizer, {"optimizer": optimizer})
-    return build
+        if model.endswith("_table"):
+            module = Table(seed, dtype, device, sparse=model == "sparse_table")
+            params = list(module.parameters())
+        else:
+            module = Quadratic(seed, dtype, device)
+            params = [module.weight] if model == "matrices" else list(module.parameters())
+        optimizer = info.cls(params, **{**kwargs, "lr": kwargs["lr"] * scale})
+        return Run(module, optimizer, {"optimizer": optimizer}, closure=info.closure)
+    return name, build
 
 
-OPTIMIZERS = [
-    _plain("sgd", lambda p, s: optim.SGD(p, lr=0.01 * s, momentum=0.9, nesterov=True, weight_decay=0.1)),
-    _plain("sgd_dampening", lambda p, s: optim.SGD(p, lr=0.01 * s, momentum=0.5, dampening=0.3)),
-    _plain("adam_amsgrad", lambda p, s: optim.Adam(p, lr=0.05 * s, amsgrad=True, weight_decay=0.01)),
-    _plain("adamw", lambda p, s: optim.AdamW(p, lr=0.05 * s, maximize=False)),
+OPTIMIZERS = [_registered(info, *run) for info in REGISTRY for run in info.resume] + [
+    # the kinds of learning rate, on one optimizer each
     _plain("adam_tensor_lr", lambda p, s: optim.Adam(p, lr=lucid.tensor(0.01 * s))),
-    _plain("adadelta", lambda p, s: optim.Adadelta(p, lr=1.0 * s, weight_decay=0.01)),
-    _plain("adafactor", lambda p, s: optim.Adafactor(p, lr=0.01 * s)),
-    _plain("adagrad", lambda p, s: optim.Adagrad(p, lr=0.1 * s, lr_decay=0.01)),
-    _plain("adamax", lambda p, s: optim.Adamax(p, lr=0.02 * s)),
-    _plain("asgd", lambda p, s: optim.ASGD(p, lr=0.01 * s, t0=2)),
-    _plain("nadam", lambda p, s: optim.NAdam(p, lr=0.02 * s, decoupled_weight_decay=True, weight_decay=0.1)),
-    _plain("radam", lambda p, s: optim.RAdam(p, lr=0.02 * s)),
-    _plain("rmsprop", lambda p, s: optim.RMSprop(p, lr=0.01 * s, momentum=0.5, centered=True)),
-    _plain("rprop", lambda p, s: optim.Rprop(p, lr=0.01 * s)),
-    _plain("lion", lambda p, s: optim.Lion(p, lr=0.001 * s, weight_decay=0.1)),
-    _plain("lbfgs_strong_wolfe", lambda p, s: optim.LBFGS(p, lr=1.0 * s, max_iter=4, history_size=3,
-                                                          line_search_fn="strong_wolfe")),
-    _plain("lbfgs", lambda p, s: optim.LBFGS(p, lr=0.1 * s, max_iter=3, history_size=2)),
-    ("muon", _muon),
-    ("sparse_adam_sparse", _table(sparse=True)),
-    ("sparse_adam_dense", _table(sparse=False)),
     _plain("schedule_values", lambda p, s: optim.AdamW(
         p, lr=schedules.warmup(2, schedules.cosine(0.05 * s, 10)))),
 ]

@@ -20,6 +20,7 @@ from lucid import nn, optim
 from lucid.nn import utils as nn_utils
 from lucid.optim import lr_scheduler as S
 from lucid.optim import schedules, swa_utils
+from optim_registry import REGISTRY
 from snapshots import snapshot
 
 NAN, INF = float("nan"), float("inf")
@@ -73,24 +74,9 @@ def sparse_stepped():
     return [table.weight], opt
 
 
-OPTIMIZERS = {
-    "SGD": (optim.SGD, {"momentum": 0.9}),
-    "Adam": (optim.Adam, {"amsgrad": True}),
-    "AdamW": (optim.AdamW, {}),
-    "Adadelta": (optim.Adadelta, {}),
-    "Adafactor": (optim.Adafactor, {}),
-    "Adagrad": (optim.Adagrad, {}),
-    "Adamax": (optim.Adamax, {}),
-    "ASGD": (optim.ASGD, {}),
-    "NAdam": (optim.NAdam, {}),
-    "RAdam": (optim.RAdam, {}),
-    "RMSprop": (optim.RMSprop, {"momentum": 0.5}),
-    "Rprop": (optim.Rprop, {}),
-    "Lion": (optim.Lion, {}),
-    "LBFGS": (optim.LBFGS, {"max_iter": 2}),
-    "Muon": (optim.Muon, {}),
-    "SparseAdam": (optim.SparseAdam, {}),
-}
+# every optimizer of lucid.optim (tests/optim_registry.py), with the options its cases start from
+OPTIMIZERS = {info.name: (info.cls, info.bad_input_kwargs) for info in REGISTRY}
+MATRICES_ONLY = {info.name for info in REGISTRY if info.matrices_only}
 MATRICES = ((3, 2), (2, 2))  # Muon takes 2-D parameters only
 
 
@@ -98,11 +84,15 @@ def _stepped(name):
     cls, kwargs = OPTIMIZERS[name]
     if name == "SparseAdam":
         return sparse_stepped()
-    return stepped(cls, MATRICES if name == "Muon" else ((3, 2), (4,)), **kwargs)
+    return stepped(cls, MATRICES if name in MATRICES_ONLY else ((3, 2), (4,)), **kwargs)
 
 
 def _takes(cls, argument):
     return argument in inspect.signature(cls.__init__).parameters
+
+
+def _default(cls, argument):
+    return inspect.signature(cls.__init__).parameters[argument].default
 
 
 # --- 1. optimizer hyperparameters: at construction and in add_param_group ------------------------
@@ -117,18 +107,18 @@ for opt_name, (cls, kwargs) in OPTIMIZERS.items():
         message = "Tensor lr must be 1-element" if bad_name == "two_element_tensor" else LR_MESSAGE
 
         def construct(cls=cls, kwargs=kwargs, bad=bad, opt_name=opt_name):
-            ps = params(MATRICES if opt_name == "Muon" else ((3, 2), (4,)))
+            ps = params(MATRICES if opt_name in MATRICES_ONLY else ((3, 2), (4,)))
             return ps, lambda: cls(ps, **{**kwargs, "lr": bad})
         add(f"{opt_name}-lr-{bad_name}", exc, message, construct)
     for key in ("weight_decay", "eps", "momentum", "dampening"):
-        if not _takes(cls, key) or key == "eps" and opt_name == "Adafactor":
-            continue
+        if not _takes(cls, key) or not isinstance(_default(cls, key), (int, float)):
+            continue  # Adafactor's eps is a pair
         for bad_name, bad in (("nan", NAN), ("inf", INF)):
             if key == "momentum" and opt_name == "SGD" and bad_name == "inf":
                 continue  # covered below through nesterov
 
             def construct(cls=cls, kwargs=kwargs, key=key, bad=bad, opt_name=opt_name):
-                ps = params(MATRICES if opt_name == "Muon" else ((3, 2), (4,)))
+                ps = params(MATRICES if opt_name in MATRICES_ONLY else ((3, 2), (4,)))
                 return ps, lambda: cls(ps, **{**kwargs, key: bad})
             label = key.replace("_", "[_ ]")
             add(f"{opt_name}-{key}-{bad_name}", ValueError, rf"(?i){label}.*{bad_name}", construct)
@@ -146,7 +136,7 @@ for opt_name, (cls, kwargs) in OPTIMIZERS.items():
             add_again)
 
 BETAS = {"one": (0.9, 1.0), "negative": (-0.1, 0.9), "nan": (NAN, 0.9), "single": (0.9,)}
-for opt_name in ("Adam", "AdamW", "Adamax", "NAdam", "RAdam", "Lion", "SparseAdam"):
+for opt_name in [name for name, (cls, _) in OPTIMIZERS.items() if _takes(cls, "betas")]:
     cls, kwargs = OPTIMIZERS[opt_name]
     for bad_name, bad in BETAS.items():
         def construct(cls=cls, bad=bad):

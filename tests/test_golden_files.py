@@ -12,6 +12,7 @@ as a tool on the machine that made the files. Without torch 2.13 the replay is s
 except under CI=true, where it fails.
 """
 
+import importlib.metadata
 import json
 import os
 import re
@@ -19,30 +20,12 @@ import re
 import numpy as np
 import pytest
 
-from optim_cases import CASES, DTYPES, GOLDEN_DIR, golden_path, load_golden, tolerance_table
+from optim_cases import DTYPES, GOLDEN_DIR, golden_path, load_golden, tolerance_table
+from optim_registry import CASES, REGISTRY, info_of
 from trajectories import replay_problems, split_truth
 
 MANIFEST = GOLDEN_DIR / "MANIFEST.json"
 
-# Flags each optimizer's cases must switch on at least once (in the
-# constructor kwargs or in a group override).
-REQUIRED_FLAGS = {
-    "SGD": {"lr", "momentum", "dampening", "nesterov", "weight_decay", "maximize"},
-    "Adam": {"lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "decoupled_weight_decay"},
-    "AdamW": {"lr", "weight_decay", "amsgrad", "maximize"},
-    "SparseAdam": {"lr", "betas", "eps", "maximize"},
-    "Adadelta": {"lr", "rho", "eps", "weight_decay", "maximize"},
-    "Adagrad": {"lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps", "maximize"},
-    "Adamax": {"lr", "betas", "eps", "weight_decay", "maximize"},
-    "ASGD": {"lr", "lambd", "alpha", "t0", "weight_decay", "maximize"},
-    "NAdam": {"lr", "betas", "eps", "weight_decay", "momentum_decay", "decoupled_weight_decay", "maximize"},
-    "RAdam": {"lr", "betas", "eps", "weight_decay", "decoupled_weight_decay", "maximize"},
-    "RMSprop": {"lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize"},
-    "Rprop": {"lr", "etas", "step_sizes", "maximize"},
-    "Adafactor": {"lr", "beta2_decay", "eps", "d", "weight_decay", "maximize"},
-    "Muon": {"lr", "weight_decay", "momentum", "nesterov", "ns_coefficients", "eps", "ns_steps", "adjust_lr_fn"},
-    "Lion": {"lr", "betas", "weight_decay", "maximize"},
-}
 
 @pytest.mark.parametrize("dtype_name", sorted(DTYPES))
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
@@ -76,28 +59,45 @@ def test_case_matrix_invariants():
 
 
 def test_every_flag_is_exercised():
-    seen = {name: set() for name in REQUIRED_FLAGS}
-    for case in CASES:
-        for settings in (case.kwargs, *case.groups):
-            seen[case.optimizer] |= {k for k, v in settings.items() if k != "shapes" and v is not False}
-    for name, flags in REQUIRED_FLAGS.items():
-        assert flags <= seen[name], f"{name}: never set {flags - seen[name]}"
+    """Each entry's cases set each of its flags at least once (kwargs or a group override), and
+    every optimizer with cases names flags."""
+    for info in REGISTRY:
+        seen = set()
+        for case in info.cases:
+            assert case.optimizer == info.name, f"{case.name} is in {info.name}'s entry"
+            for settings in (case.kwargs, *case.groups):
+                seen |= {k for k, v in settings.items() if k != "shapes" and v is not False}
+        assert bool(info.flags) == bool(info.cases), f"{info.name}: cases without flags, or flags without cases"
+        assert info.flags <= seen, f"{info.name}: never set {info.flags - seen}"
 
 
-def _torch_of_the_manifest(manifest):
-    """torch, if it is the version the golden files come from. Otherwise skip, or fail
-    under CI=true (CI must replay them)."""
+def _installed_version(package: str) -> str | None:
+    """``torch.__version__`` for torch (its local tag included), else the installed
+    distribution's version; None when it is not installed."""
+    if package == "torch":
+        try:
+            import torch
+        except ImportError:
+            return None
+        return torch.__version__
     try:
-        import torch
-    except ImportError:
-        torch = None
-    found = None if torch is None else torch.__version__
-    if found != manifest["torch"]:
-        reason = f"golden files are from torch {manifest['torch']}, running {found or 'no torch'}"
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _torch_of_the_manifest(manifest, package="torch"):
+    """Check that the reference ``package`` (torch, or another library a registry entry names)
+    is the version the golden files come from (``manifest["torch"]``, or
+    ``manifest["references"][package]``). Otherwise skip, or fail under CI=true (CI must
+    replay them)."""
+    wanted = manifest["torch"] if package == "torch" else manifest.get("references", {}).get(package)
+    found = _installed_version(package)
+    if found != wanted:
+        reason = f"golden files are from {package} {wanted}, running {found or 'no ' + package}"
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(reason + " (CI=true: the replay may not be skipped)")
         pytest.skip(reason)
-    return torch
 
 
 @pytest.mark.parametrize("dtype_name", sorted(DTYPES))
@@ -108,6 +108,7 @@ def test_torch_reproduces_golden(case, dtype_name):
     stored truth as accurate as the stored run, and the stored run as accurate as it."""
     manifest = json.loads(MANIFEST.read_text())
     _torch_of_the_manifest(manifest)
+    _torch_of_the_manifest(manifest, info_of(case).reference_package)
     from torch_reference import golden_arrays
 
     problems = replay_problems(load_golden(case, dtype_name), golden_arrays(case, dtype_name), runs=True,
@@ -133,6 +134,17 @@ def test_a_missing_or_other_torch_fails_under_ci(monkeypatch):
     monkeypatch.setenv("CI", "false")
     with pytest.raises(pytest.skip.Exception, match="golden files are from torch"):
         _torch_of_the_manifest(manifest)
+
+
+def test_a_missing_or_other_reference_library_fails_under_ci(monkeypatch):
+    """The same for a reference another library provides (a registry entry's reference_package)."""
+    manifest = {"torch": "0.0.0", "references": {"pytest": "0.0.0-not-this-one"}}
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match=r"golden files are from pytest 0.0.0-not-this-one, running \d"):
+        _torch_of_the_manifest(manifest, "pytest")
+    monkeypatch.setenv("CI", "false")
+    with pytest.raises(pytest.skip.Exception, match="running no no_such_library"):
+        _torch_of_the_manifest({"references": {"no_such_library": "1.0"}}, "no_such_library")
 
 
 def test_the_replay_fails_on_a_difference_beyond_the_tolerance(monkeypatch):

@@ -11,7 +11,8 @@ import pytest
 
 import lucid
 from lucid import nn, optim
-from optim_cases import CASES, load_golden
+from optim_cases import load_golden
+from optim_registry import CASES
 
 pytestmark = pytest.mark.skipif(not lucid.is_available("gpu"), reason="needs MLX (the gpu device)")
 

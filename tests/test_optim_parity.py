@@ -1,6 +1,6 @@
 """lucid.optim against torch.optim 2.13: golden trajectories, and live when torch is importable.
 
-Every case of ``optim_cases.CASES`` is replayed through lucid on each device and compared,
+Every case of ``optim_registry.CASES`` is replayed through lucid on each device and compared,
 after every step, with the parameters and every state entry torch recorded. float64 (on
 NumPy) is held to torch's float64 run to 1e-12 relative. A float32 run (on NumPy and MLX)
 is judged, step by step and tensor by tensor, against the float64 truth of the same float32
@@ -19,7 +19,8 @@ import pytest
 
 import lucid
 import lucid.optim
-from optim_cases import CASES, CASES_BY_NAME, gradient, initial_params, load_golden, tolerance_table
+from optim_cases import gradient, initial_params, load_golden, tolerance_table
+from optim_registry import CASES, CASES_BY_NAME, info_of
 from trajectories import TRUTH, judge_recording, split_truth
 
 DTYPES = {"float64": lucid.float64, "float32": lucid.float32}
@@ -137,8 +138,10 @@ def _torch_here(name, dtype_name):
 
 @pytest.mark.parametrize("case,dtype_name,device", LIVE, ids=[f"{c.name}-{d}-{v}" for c, d, v in LIVE])
 def test_live_against_torch(case, dtype_name, device):
-    """The same against torch run here, whose float32 kernels round as this CPU's do."""
+    """The same against torch (or the entry's reference library) run here, whose float32
+    kernels round as this CPU's do."""
     pytest.importorskip("torch")
+    pytest.importorskip(info_of(case).reference_package)
     _compare(case, dtype_name, device, _torch_here(case.name, dtype_name),
              _RUNS.pop((case.name, dtype_name, device), None))
 

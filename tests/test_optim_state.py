@@ -14,33 +14,17 @@ import pytest
 import lucid
 from lucid import nn, optim
 from helpers import host, param, torch_or_skip
+from optim_registry import BY_NAME, REGISTRY
 from tolerances import close
 
 GPU = lucid.is_available("gpu")
 needs_gpu = pytest.mark.skipif(not GPU, reason="needs the gpu (MLX) device")
 
-STATEFUL = [
-    ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True, "weight_decay": 0.01}),
-    ("Adam", {"lr": 0.05, "weight_decay": 0.01}),
-    ("AdamW", {"lr": 0.05, "amsgrad": True}),
-    ("SparseAdam", {"lr": 0.05}),
-]
+# a few optimizers whose state the detailed tests below take apart, with options that use it all
+STATEFUL = [(name, BY_NAME[name].state_kwargs) for name in ("SGD", "Adam", "AdamW", "SparseAdam")]
 STATEFUL_IDS = [name for name, _ in STATEFUL]
-# every optimizer of lucid.optim, with options that make it keep (and use) all its state
-ALL_OPTIMIZERS = STATEFUL + [
-    ("Adadelta", {"lr": 0.5, "weight_decay": 0.01}),
-    ("Adagrad", {"lr": 0.1, "lr_decay": 0.01}),
-    ("Adamax", {"lr": 0.05}),
-    ("ASGD", {"lr": 0.05, "t0": 2}),
-    ("NAdam", {"lr": 0.05}),
-    ("RAdam", {"lr": 0.05}),
-    ("RMSprop", {"lr": 0.01, "momentum": 0.5, "centered": True}),
-    ("Rprop", {"lr": 0.05}),
-    ("Adafactor", {"lr": 0.05}),
-    ("Muon", {"lr": 0.02}),
-    ("Lion", {"lr": 0.01}),
-    ("LBFGS", {"lr": 0.5, "max_iter": 3, "history_size": 2}),
-]
+# every optimizer of lucid.optim (tests/optim_registry.py), with options that make it keep (and use) all its state
+ALL_OPTIMIZERS = [(info.name, info.state_kwargs) for info in REGISTRY]
 ALL_IDS = [name for name, _ in ALL_OPTIMIZERS]
 # state torch keeps in float32 whatever the parameter's dtype (ASGD's, NAdam's)
 FLOAT32_STATE = {"eta", "mu", "mu_product"}

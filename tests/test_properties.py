@@ -27,12 +27,13 @@ from lucid.optim import lr_scheduler
 from lucid.optim.schedules import cosine, warmup
 from test_optim_state import (ALL_OPTIMIZERS, CONVERSIONS, STATEFUL, _closure, assert_records_equal, record,
                               run_with_conversion, set_grads)
+from optim_registry import BY_NAME
 from tolerances import PARITY, SCHEDULER, close
 
 NAMES = [name for name, _ in ALL_OPTIMIZERS]
 KWARGS = dict(ALL_OPTIMIZERS)
 # torch's message for a sparse gradient, from the optimizers without a sparse path
-REFUSE_SPARSE = [n for n in NAMES if n not in ("SGD", "Adagrad", "SparseAdam", "LBFGS")]
+REFUSE_SPARSE = [n for n in NAMES if BY_NAME[n].sparse == "refuses"]
 PROPERTY = settings(max_examples=50, deadline=None)
 
 

@@ -11,6 +11,7 @@ import contextlib
 import numpy as np
 
 from optim_cases import DTYPES, OptimCase, gradient, initial_params, touched_rows
+from optim_registry import BY_NAME
 from trajectories import with_truth
 
 
@@ -118,12 +119,15 @@ def muon_in_param_dtype():
 
 
 def optimizer_class(name: str):
-    """torch.optim's class called ``name``, or the reference implementation above (Lion)."""
-    import torch
+    """The reference class of lucid's optimizer ``name``: its registry entry's (torch.optim's
+    class of that name, the reference implementation above for Lion, another library's)."""
+    return BY_NAME[name].reference()
 
-    if name == "Lion":
-        return lion_class()
-    return getattr(torch.optim, name)
+
+def _reference_context(name: str):
+    """The context its reference steps in (Muon's: :func:`muon_in_param_dtype`)."""
+    context = BY_NAME[name].reference_context
+    return contextlib.nullcontext if context is None else context()
 
 
 def run_torch(case: OptimCase, dtype, inputs=None) -> dict[str, np.ndarray]:
@@ -156,15 +160,16 @@ def run_torch(case: OptimCase, dtype, inputs=None) -> dict[str, np.ndarray]:
     steps = case.steps
     params = [torch.from_numpy(a.copy()).requires_grad_() for a in initial_params(case, dtype, inputs)]
 
+    names = BY_NAME[case.optimizer].reference_names  # lucid's (torch's) name -> the reference's
     groups, start = [], 0
     for group in case.groups:
         n = len(group["shapes"])
-        overrides = {k: _to_torch(v) for k, v in group.items() if k != "shapes"}
+        overrides = {names.get(k, k): _to_torch(v) for k, v in group.items() if k != "shapes"}
         groups.append({"params": params[start : start + n], **overrides})
         start += n
-    kwargs = {k: _to_torch(v) for k, v in case.kwargs.items()}
+    kwargs = {names.get(k, k): _to_torch(v) for k, v in case.kwargs.items()}
     optimizer = optimizer_class(case.optimizer)(groups, **kwargs)
-    context = muon_in_param_dtype if case.optimizer == "Muon" else contextlib.nullcontext
+    context = _reference_context(case.optimizer)
 
     out = {f"p{i}": np.empty((steps + 1, *p.shape), dtype=dtype) for i, p in enumerate(params)}
     for i, p in enumerate(params):

@@ -4,6 +4,7 @@ Usage, from the repository root::
 
     python tools/make_golden.py           # write tests/golden/optim/*.npz + MANIFEST.json
     python tools/make_golden.py --check   # recompute in memory, exit 1 if anything differs
+    python tools/make_golden.py --new     # write only the missing files (a new optimizer's)
     python tools/make_golden.py --grad-tools [--check]   # only tests/golden/grad_tools/
     python tools/make_golden.py --sparse [--check]       # only tests/golden/sparse/
     python tools/make_golden.py --check --exact          # bit for bit (same machine only)
@@ -17,8 +18,8 @@ stored one allows, and the stored one no less accurate than the fresh one; LBFGS
 compares raw bytes instead (dtype, shape, NaNs and -0.0 included): a check that torch on
 the machine that wrote the files still reproduces them, not a property of the code.
 
-Each case of ``tests/optim_cases.py`` is run through ``torch.optim`` once per
-dtype (float64 and float32) and stored as ``{case}.{dtype}.npz``, the float32 file with the
+Each case of ``tests/optim_registry.py`` is run through its entry's reference (``torch.optim``'s
+class, or another library's) once per dtype (float64 and float32) and stored as ``{case}.{dtype}.npz``, the float32 file with the
 float64 truth of its run (``torch_reference.golden_arrays``); each case of
 ``tests/lbfgs_cases.py`` through ``torch.optim.LBFGS``, stored as
 ``tests/golden/lbfgs/{case}.npz`` (float64) and ``{case}.float32.npz`` (with its truth). The files
@@ -45,7 +46,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import lbfgs_cases  # noqa: E402
-from optim_cases import CASES, DTYPES, GOLDEN_DIR, golden_path, tolerance_table  # noqa: E402
+from optim_cases import DTYPES, GOLDEN_DIR, golden_path, tolerance_table  # noqa: E402
+from optim_registry import CASES, REGISTRY  # noqa: E402
 from tolerances import LBFGS_TRAJECTORY, PARITY  # noqa: E402
 from torch_reference import golden_arrays, golden_lbfgs_arrays, torch_version  # noqa: E402
 from trajectories import replay_problems  # noqa: E402
@@ -93,11 +95,21 @@ def manifest() -> dict:
         # Recorded for diagnosis only: the numbers may depend on the SIMD path.
         "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "python": platform.python_version(),
+        **reference_versions(),
         "cases": [
             {"name": c.name, "optimizer": c.optimizer, "files": [golden_path(c, d).name for d in DTYPES]}
             for c in CASES
         ],
     }
+
+
+def reference_versions() -> dict:
+    """``{"references": {package: version}}`` for the reference libraries other than torch
+    that registry entries name (none: an empty dict, so the manifest has no such key)."""
+    from importlib.metadata import version
+
+    packages = sorted({info.reference_package for info in REGISTRY} - {"torch"})
+    return {"references": {package: version(package) for package in packages}} if packages else {}
 
 
 def manifest_bytes(data: dict) -> bytes:
@@ -212,6 +224,21 @@ def sparse_golden(check: bool = False, exact: bool = False) -> int:
     return write_or_check("sparse", sparse_cases.GOLDEN_DIR, fresh, [c.name for c in cases], check, exact)
 
 
+def write_new() -> int:
+    """Write the optimizer golden files that are missing (a new optimizer's, or new cases'),
+    and list them in MANIFEST.json; the stored files, and the manifest's record of what made
+    them, stay as they are. Returns the process exit code."""
+    missing = [(case, name) for case in CASES for name in DTYPES if not golden_path(case, name).exists()]
+    for case, name in missing:
+        golden_path(case, name).write_bytes(npz_bytes(golden_arrays(case, name)))
+    stored = json.loads(MANIFEST.read_text())
+    stored["cases"] = manifest()["cases"]
+    stored.update(reference_versions())
+    MANIFEST.write_bytes(manifest_bytes(stored))
+    print(f"wrote {len(missing)} new golden files: {', '.join(golden_path(c, d).name for c, d in missing) or 'none'}")
+    return 0
+
+
 def main(argv=None) -> int:
     """Command line entry point; returns the process exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -220,6 +247,8 @@ def main(argv=None) -> int:
                         help="only the clipping/SWA/SWALR files of tests/golden/grad_tools/")
     parser.add_argument("--sparse", action="store_true",
                         help="only the sparse-gradient files of tests/golden/sparse/")
+    parser.add_argument("--new", action="store_true",
+                        help="write only the missing optimizer files, and add them to MANIFEST.json")
     parser.add_argument("--exact", action="store_true",
                         help="with --check: bit for bit instead of at the tests' tolerances")
     args = parser.parse_args(argv)
@@ -229,6 +258,8 @@ def main(argv=None) -> int:
         return grad_tools_golden(check=args.check, exact=args.exact)
     if args.sparse:
         return sparse_golden(check=args.check, exact=args.exact)
+    if args.new:
+        return write_new()
 
     t0 = time.perf_counter()
     fresh = generate()

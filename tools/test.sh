@@ -39,6 +39,13 @@ fi
 echo "== pip install -e \".[test]\""
 "$py" -m pip install --quiet -e ".[test]"
 
+# The "references" extra (reference implementations from other libraries: ADOPT's, from
+# pytorch-optimizer) goes in without its dependencies, which would let pip swap the pinned torch.
+references="$("$py" -c 'from importlib.metadata import requires
+print(" ".join(r.split(";")[0] for r in requires("lucid-autograd") if r.endswith("extra == \"references\"")))')"
+echo "== pip install --no-deps $references"
+"$py" -m pip install --quiet --no-deps $references
+
 if [ "${CI:-}" = "true" ]; then
     echo "== CI: checking that the MLX backend, torch, Sphinx and mypy are present"
     "$py" -c "import lucid; assert lucid.is_available('gpu'), 'MLX backend (gpu) is not available'"

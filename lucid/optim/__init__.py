@@ -19,6 +19,7 @@ from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adamax import Adamax
+from .adopt import ADOPT
 from .asgd import ASGD
 from .lbfgs import LBFGS
 from .lion import Lion
@@ -39,5 +40,5 @@ __all__ = [
     "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
     "Adadelta", "Adagrad", "Adamax", "ASGD", "NAdam", "RAdam", "RMSprop", "Rprop",
     "lr_scheduler", "schedules",
-    "Lion", "Adafactor", "Muon", "LBFGS",
+    "Lion", "Adafactor", "Muon", "LBFGS", "ADOPT",
 ]
