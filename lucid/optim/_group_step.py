@@ -8,10 +8,10 @@ from typing import Any
 
 from .. import _factory
 from .._sparse import SparseTensor
-from .._tensor import Tensor, eval as lucid_eval, lazy_only, run_rule_, same_layout
+from .._tensor import Tensor, eval as lucid_eval, lazy_only, same_layout
 from ._parts import OptimizerParts
 from ._plan import GroupPlan
-from ._shared import scalar
+from .elementwise import run_rule
 
 
 class GroupSteps(OptimizerParts):
@@ -92,7 +92,7 @@ class GroupSteps(OptimizerParts):
         """
         if isinstance(pairs, tuple):  # the group's plan holds: run it
             plan, grads = pairs
-            plan.run(self, grads)
+            plan.run(grads)
             return
         maximize = group.get("maximize", False)
         rule = self.elementwise_rule(group)
@@ -104,47 +104,33 @@ class GroupSteps(OptimizerParts):
             else:
                 dense.append((param, grad, state))
         if dense:
-            self._run_rule(group, rule, dense, maximize)
+            self._run_rule(group, rule, dense)
         for param, _ in pairs:
             if not self.state.for_param(param):  # a stateless rule (SGD without momentum) keeps none, as torch
                 self.state._by_param.pop(id(param), None)
         if type(self)._update_group is GroupSteps._update_group:
             self._plans[id(group)] = GroupPlan.of(self, group, rule)
 
-    def _run_rule(self, group: dict, rule, triples: list, negate: bool) -> None:
-        """``rule`` over ``(param, grad, state)`` triples: step counts, decay and scalars, then one backend call."""
-        decay = (negate, *self._decay(group))
+    def _run_rule(self, group: dict, rule, triples: list) -> None:
+        """``rule`` over ``(param, grad, state)`` triples: step counts and scalars, then one backend call."""
+        kernel, decay = rule.for_group(group)
         scalars_at: dict = {}
         items = []
         for param, grad, state in triples:
             if "step" in state:
                 state["step"] += 1
-            if self._per_param_scalars:
-                scalars: tuple | None = self.rule_scalars(group, param, state)
-            else:  # the same for every parameter of a dtype at the same step: computed once
-                key = (self._scalars_key(state), param.dtype)
-                scalars = scalars_at.get(key)
-                if scalars is None:
-                    scalars = scalars_at[key] = self.rule_scalars(group, param, state)
+            if rule.depends_on is None:
+                scalars = rule.arguments(group, param, state, decay)
+            else:  # the same for every parameter of a dtype where depends_on agrees: computed once
+                key = (rule.depends_on(state), param.dtype)
+                if key not in scalars_at:
+                    scalars_at[key] = rule.arguments(group, param, state, decay)
+                scalars = scalars_at[key]
             for key in rule.state:
                 if key not in state:  # state the rule keeps but the parameter lacks starts at zero
                     state[key] = _factory.zeros_like(param)
-            items.append(((param, *(state[key] for key in rule.state)), grad, decay, scalars))
-        run_rule_(rule, items)
-
-    def _scalars_key(self, state: dict):
-        """What a parameter's rule scalars depend on besides the group and dtype: the step count."""
-        return state.get("step")
-
-    def _decay(self, group: dict) -> tuple:
-        """``(l2, shrink)`` for the prologue: L2 weight decay's factor, or decoupled decay's
-        ``1 - lr * weight_decay`` (in a Tensor lr's dtype, as torch), None where absent."""
-        decay = group.get("weight_decay", 0) if self._weight_decay else 0
-        if decay == 0:
-            return None, None
-        if self._weight_decay == "decoupled" or group.get("decoupled_weight_decay", False):
-            return None, float(scalar(1 - group["lr"] * decay))
-        return float(scalar(decay)), None
+            items.append(((param, *(state[key] for key in rule.state)), grad, scalars))
+        run_rule(kernel, items)
 
     def _evaluate_step(self, work) -> None:
         """Evaluate, once, every parameter and state array a step changed (MLX is lazy)."""

@@ -4,16 +4,17 @@ The general step (:mod:`~lucid.optim._group_step`) checks every parameter's grad
 or creates its state and converts it, then runs the group's rule. Between two steps of a
 training loop almost none of that changes, so after a general step a group whose
 parameters all run its elementwise rule gets a :class:`GroupPlan`: the parameters that
-step, their state dicts and state tensors, in :class:`~lucid._tensor.RuleBatch` es (one per
-device and dtype) that hold the backend's arrays (on "cpu" with numba, a table of their
-addresses for one compiled call).
+step, their state dicts and state tensors, in batches (one per device and dtype) that hold
+the backend's arrays and its runner of the rule over them (on "cpu" with numba, a table of
+their addresses for one compiled call).
 
 Each later step asks the plan whether it still holds, which costs a few identity tests per
 parameter, and runs it if so; anything it does not expect sends that group through the
 general step again (which raises what it raises, before anything changes) and the plan is
 made afresh after it:
 
-- the group's parameter list, or its rule (a changed ``amsgrad``, ``momentum``), changed;
+- the group's parameter list, or its rule (a changed ``amsgrad``, ``momentum``, ``maximize``,
+  weight decay turned on or off), changed;
 - a parameter gained or lost its gradient, or its gradient is sparse or of another layout;
 - a parameter's or a state tensor's storage was replaced (``.data = ...``, ``module.to()``,
   ``.half()``);
@@ -25,19 +26,48 @@ made afresh after it:
 
 from __future__ import annotations
 
-from operator import itemgetter, methodcaller
+from operator import is_not, itemgetter, methodcaller
 
-from .._tensor import RuleBatch, same_kind, same_layout
+from .._tensor import arrays_of, backend_of, grad_arrays, rebind_, same_kind, same_layout
+
+
+class _Batch:
+    """The parameters of a plan that share a device and dtype, each with its state tensors in
+    the rule's order, and the backend's runner of the rule over their arrays."""
+
+    __slots__ = ("params", "tensors", "lazy", "runner", "_arrays")
+
+    def __init__(self, rule, items):
+        self.params = [item[0] for item in items]
+        self.tensors = [t for item in items for t in item]
+        self._arrays = arrays_of(self.tensors)
+        backend = backend_of(self.params[0])
+        self.lazy = backend.lazy
+        width = len(items[0])
+        self.runner = backend.rule_batch(rule, [tuple(self._arrays[j:j + width])
+                                                for j in range(0, len(self._arrays), width)])
+
+    def grads(self):
+        """The gradients' arrays, or None where the step cannot run as planned: a tensor's
+        storage was replaced (``.data = ...``), or a gradient is missing, sparse, a view or
+        of another layout."""
+        if any(map(is_not, arrays_of(self.tensors), self._arrays)):
+            return None
+        return grad_arrays(self.params)
+
+    def run(self, grads, scalars) -> None:
+        self._arrays = self.runner.run(self._arrays, grads, scalars)
+        rebind_(self.tensors, self._arrays)
 
 
 class GroupPlan:
     """The parameters of ``group`` that step, with their state, grouped for one rule run each."""
 
-    __slots__ = ("group", "rule", "_param_ids", "_idle", "_stepping_ids", "_states", "_state_ids",
+    __slots__ = ("group", "rule", "kernel", "_param_ids", "_idle", "_stepping_ids", "_states", "_state_ids",
                  "_entry_ids", "_stepped", "batches", "_batch_states", "_state_lengths", "_extras")
 
     def __init__(self, group: dict, rule, params, idle, states):
-        self.group, self.rule = group, rule
+        self.group, self.rule, self.kernel = group, rule, rule.for_group(group)[0]
         self._param_ids = list(map(id, group["params"]))
         self._idle = idle  # the parameters without a gradient: they must still have none
         # what ready() compares, as lists of ids (the objects are held here, so an id names one)
@@ -51,7 +81,7 @@ class GroupPlan:
             buckets.setdefault((param.device, param.dtype), []).append((param, state))
         self.batches, self._batch_states = [], []
         for pairs in buckets.values():
-            self.batches.append(RuleBatch(rule, [(p, *(s[key] for key in rule.state)) for p, s in pairs]))
+            self.batches.append(_Batch(self.kernel, [(p, *(s[key] for key in rule.state)) for p, s in pairs]))
             self._batch_states.append([s if s is not None else {} for _, s in pairs])
         kept = {*rule.state, "step"}
         self._state_lengths = [list(map(len, states)) for states in self._batch_states]
@@ -84,8 +114,7 @@ class GroupPlan:
                 return None  # its state's fit is not checked yet: the next general step does it
             params.append(param)
             states.append(state)
-        if not params or not RuleBatch.accepts(t for p, s in zip(params, states)
-                                              for t in (p, *(s[k] for k in rule.state))):
+        if not params:
             return None
         return cls(group, rule, params, idle, states)
 
@@ -94,7 +123,8 @@ class GroupPlan:
 
         ``by_param`` is the optimizer's state by parameter id, ``rule`` the group's rule now.
         Nothing is changed either way."""
-        if rule is not self.rule or list(map(id, self.group["params"])) != self._param_ids:
+        if rule is not self.rule or rule.for_group(self.group)[0] is not self.kernel \
+                or list(map(id, self.group["params"])) != self._param_ids:
             return None
         for param in self._idle:
             if param.grad is not None:
@@ -114,26 +144,26 @@ class GroupPlan:
             grads.append(found)
         return grads
 
-    def run(self, optimizer, grads: list) -> None:
+    def run(self, grads: list) -> None:
         """One step of the group from ``grads`` (what :meth:`ready` returned): the step counts,
         the scalars (once per batch where they agree), then one rule run per batch."""
-        group = self.group
-        decay = (group.get("maximize", False), *optimizer._decay(group))
+        group, rule = self.group, self.rule
+        decay = rule.for_group(group)[1]
         for state in self._stepped:
             state["step"] += 1
         for batch, batch_grads, states in zip(self.batches, grads, self._batch_states):
             params = batch.params
-            if optimizer._per_param_scalars:
-                scalars: tuple | list[tuple] = [optimizer.rule_scalars(group, p, s) for p, s in zip(params, states)]
+            if rule.depends_on is None:
+                scalars: tuple | list[tuple] = [rule.arguments(group, p, s, decay) for p, s in zip(params, states)]
             else:
-                keys = list(map(optimizer._scalars_key, states))
+                keys = list(map(rule.depends_on, states))
                 if keys.count(keys[0]) == len(keys):
-                    scalars = tuple(optimizer.rule_scalars(group, params[0], states[0]))
+                    scalars = rule.arguments(group, params[0], states[0], decay)
                 else:  # parameters at different steps: each distinct step computed once
                     found: dict = {}
-                    scalars = [found[k] if k in found else found.setdefault(k, optimizer.rule_scalars(group, p, s))
+                    scalars = [found[k] if k in found else found.setdefault(k, rule.arguments(group, p, s, decay))
                                for k, p, s in zip(keys, params, states)]
-            batch.run(batch_grads, scalars, decay)
+            batch.run(batch_grads, scalars)
 
     def lazy_values(self) -> list:
         """What a step changed on a lazy device (MLX), to evaluate: each lazy batch's tensors
@@ -143,5 +173,5 @@ class GroupPlan:
             if batch.lazy:
                 # the batch's arrays, then the state entries beyond the rule's (all of it when
                 # an entry was added since the plan was made)
-                out.extend((batch, extras if list(map(len, states)) == lengths else states))
+                out.extend((batch.tensors, extras if list(map(len, states)) == lengths else states))
         return out

@@ -110,15 +110,6 @@ class StateConversions(OptimizerParts):
         """
         return {k: v.shape for k, v in self.init_state(param, group).items() if isinstance(v, Tensor)}
 
-    #: How ``weight_decay`` enters an elementwise rule, applied by the base before the rule:
-    #: "l2" (added to the gradient), "decoupled" (the parameter shrinks by ``1 - lr * wd``;
-    #: also taken when a group sets ``decoupled_weight_decay``), or "" (no weight decay).
-    _weight_decay: str = ""
-
-    #: Whether ``rule_scalars`` reads per-parameter state beyond the step count (NAdam's
-    #: ``mu_product``, ASGD's ``eta``): otherwise it is called once per distinct step per group.
-    _per_param_scalars: bool = False
-
     def _check_state_fits(self, index: int, param: Tensor, state: dict, group: dict) -> None:
         """Raise if ``param``'s state no longer fits it (its data was replaced by another shape).
 

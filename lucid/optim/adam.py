@@ -17,7 +17,19 @@ if TYPE_CHECKING:
     from .schedules import Schedule
 
 
-@elementwise(state=("exp_avg", "exp_avg_sq"))
+def adam_scalars(group: dict, param: Tensor, state: dict) -> dict:
+    # Tensor hyperparameters stay Tensors, as in torch: the step size and the bias
+    # corrections are computed in their dtype (float32), the moment weights in the
+    # parameter's dtype
+    lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+    bias_correction1, bias_correction2 = bias_corrections((beta1, beta2), state["step"])
+    return {"weight1": float(1 - scalar(beta1, param.dtype)), "beta2": float(scalar(beta2)),
+            "one_minus_beta2": float(scalar(1 - beta2)), "bias_correction2_sqrt": float(scalar(bias_correction2**0.5)),
+            "eps": float(eps), "neg_step_size": -float(scalar(lr / bias_correction1))}
+
+
+# weight decay is L2, or decoupled where the group sets decoupled_weight_decay (AdamW)
+@elementwise(state=("exp_avg", "exp_avg_sq"), decay="l2", scalars=adam_scalars)
 def adam(param, grad, exp_avg, exp_avg_sq, weight1, beta2, one_minus_beta2, bias_correction2_sqrt, eps,
          neg_step_size):
     exp_avg = lerp(exp_avg, grad, weight1)
@@ -26,7 +38,7 @@ def adam(param, grad, exp_avg, exp_avg_sq, weight1, beta2, one_minus_beta2, bias
     return param + exp_avg * neg_step_size / denom, exp_avg, exp_avg_sq
 
 
-@elementwise(state=("exp_avg", "exp_avg_sq", "max_exp_avg_sq"))
+@elementwise(state=("exp_avg", "exp_avg_sq", "max_exp_avg_sq"), decay="l2", scalars=adam_scalars)
 def adam_amsgrad(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, weight1, beta2, one_minus_beta2,
                  bias_correction2_sqrt, eps, neg_step_size):
     exp_avg = lerp(exp_avg, grad, weight1)
@@ -147,19 +159,8 @@ class Adam(Optimizer):
             state["max_exp_avg_sq"] = _factory.zeros_like(param)
         return state
 
-    _weight_decay = "l2"  # or decoupled, where the group sets decoupled_weight_decay
-
     def elementwise_rule(self, group: dict) -> Rule | None:
         return adam_amsgrad if group["amsgrad"] else adam
-
-    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
-        # Tensor hyperparameters stay Tensors, as in torch: the step size and the bias
-        # corrections are computed in their dtype (float32), the moment weights in the
-        # parameter's dtype
-        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-        bias_correction1, bias_correction2 = bias_corrections((beta1, beta2), state["step"])
-        return (float(1 - scalar(beta1, param.dtype)), float(scalar(beta2)), float(scalar(1 - beta2)),
-                float(scalar(bias_correction2**0.5)), float(eps), -float(scalar(lr / bias_correction1)))
 
 
 class AdamW(Adam):

@@ -57,8 +57,8 @@ class Optimizer(OptimizerHooks, ParamGroups, StateConversions, StateDictIO, Grou
     ValueError or TypeError before anything changes.
 
     A subclass supplies its defaults, ``_check_hyperparameters(group)`` (torch's ValueError),
-    :meth:`init_state`, and either an elementwise rule (:meth:`elementwise_rule` and
-    :meth:`rule_scalars`; the base applies ``maximize``, weight decay and the step count) or
+    :meth:`init_state`, and either an elementwise rule (:meth:`elementwise_rule`, declared with
+    its scalars and weight decay; the base applies ``maximize``, the decay and the step count) or
     :meth:`update`, Tensor code for one parameter (L-BFGS, Muon, Adafactor, sparse gradients).
 
     Examples
@@ -118,7 +118,7 @@ class Optimizer(OptimizerHooks, ParamGroups, StateConversions, StateDictIO, Grou
 
     def elementwise_rule(self, group: dict) -> Rule | None:
         """The elementwise rule (:func:`lucid.optim.elementwise`) for ``group``, or None to use
-        :meth:`update`; its scalars come from :meth:`rule_scalars`.
+        :meth:`update`; the rule declares its state, its scalars and its weight decay.
 
         Examples
         --------
@@ -129,21 +129,6 @@ class Optimizer(OptimizerHooks, ParamGroups, StateConversions, StateDictIO, Grou
         <elementwise rule adam(param, grad, exp_avg, exp_avg_sq, weight1, beta2, one_minus_beta2, bias_correction2_sqrt, eps, neg_step_size)>
         """
         return None
-
-    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
-        """The rule's scalar arguments for ``param`` (its step already incremented), as torch
-        computes them: Python numbers and bools, cast by the backend to the parameter's dtype.
-
-        Examples
-        --------
-        >>> import lucid
-        >>> from lucid import nn, optim
-        >>> p = nn.Parameter(lucid.zeros(2))
-        >>> sgd = optim.SGD([p], lr=0.5)
-        >>> sgd.elementwise_rule(sgd.param_groups[0]).scalars, sgd.rule_scalars(sgd.param_groups[0], p, {})
-        (('neg_lr',), (-0.5,))
-        """
-        raise NotImplementedError
 
     def update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         """Update ``param`` and ``state`` in place from ``grad`` (negated under ``maximize``),
@@ -165,7 +150,7 @@ class Optimizer(OptimizerHooks, ParamGroups, StateConversions, StateDictIO, Grou
             raise NotImplementedError(f"{type(self).__name__} defines neither update nor elementwise_rule")
         if not state:
             state.update(self.init_state(param, group))
-        self._run_rule(group, rule, [(param, grad, state)], False)
+        self._run_rule({**group, "maximize": False}, rule, [(param, grad, state)])  # grad is negated already
 
     # --- the step ------------------------------------------------------------------------
     def step(self, closure: Callable[[], Tensor] | None = None) -> Tensor | None:
