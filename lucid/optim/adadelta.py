@@ -104,7 +104,7 @@ class Adadelta(Optimizer):
                         capturable=capturable, foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])
         if not 0.0 <= group["rho"] <= 1.0:
             raise ValueError(f"Invalid rho value: {group['rho']}")

@@ -120,21 +120,21 @@ class Adagrad(Optimizer):
                         maximize=maximize, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])
         _checks.non_negative("lr_decay", group["lr_decay"])
         _checks.non_negative("weight_decay", group["weight_decay"])
         _checks.non_negative("initial_accumulator_value", group["initial_accumulator_value"])
         _checks.epsilon(group["eps"])
 
-    _sparse_grads = True
-
-    def _check_sparse_grad(self, group):
+    def check_sparse(self, group: dict) -> None:
         if group["weight_decay"] != 0:
             raise RuntimeError("weight_decay option is not compatible with sparse gradients")
 
-    def _on_new_group(self, group):
-        for param in group["params"]:
+    def add_param_group(self, param_group: dict) -> None:
+        super().add_param_group(param_group)
+        group = self.param_groups[-1]
+        for param in group["params"]:  # its state made now, as torch does
             if param not in self.state:
                 self.state[param] = self.init_state(param, group)
 

@@ -128,8 +128,6 @@ class Adam(Optimizer):
     ['exp_avg', 'exp_avg_sq', 'step']
     """
 
-    _sparse_refusal = "Adam does not support sparse gradients, please consider SparseAdam instead"
-
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-3,
                  betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
@@ -142,7 +140,7 @@ class Adam(Optimizer):
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         if isinstance(group["lr"], Tensor) and group["foreach"] and not group["capturable"]:
             raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
         _checks.learning_rate(group["lr"])
@@ -152,6 +150,9 @@ class Adam(Optimizer):
         if not (all(isinstance(b, float) for b in group["betas"])
                 or all(isinstance(b, Tensor) for b in group["betas"])):
             raise ValueError("betas must be either both floats or both Tensors")
+
+    def check_sparse(self, group: dict) -> None:
+        raise RuntimeError("Adam does not support sparse gradients, please consider SparseAdam instead")
 
     def init_state(self, param: Tensor, group: dict) -> dict:
         state = {"step": 0, "exp_avg": _factory.zeros_like(param), "exp_avg_sq": _factory.zeros_like(param)}
@@ -228,6 +229,6 @@ class AdamW(Adam):
                          foreach=foreach, maximize=maximize, capturable=capturable,
                          differentiable=differentiable, fused=fused, decoupled_weight_decay=True)
 
-    def _check_hyperparameters(self, group):
-        super()._check_hyperparameters(group)
+    def check(self, group: dict) -> None:
+        super().check(group)
         group["decoupled_weight_decay"] = True

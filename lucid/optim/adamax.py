@@ -103,7 +103,7 @@ class Adamax(Optimizer):
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])
         _checks.epsilon(group["eps"])
         _checks.betas(group["betas"])

@@ -113,7 +113,7 @@ class ASGD(Optimizer):
     (['ax', 'eta', 'mu', 'step'], lucid.float32)
     """
 
-    _float32_state = frozenset({"eta", "mu"})
+    float32_keys = frozenset({"eta", "mu"})
 
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
                  t0: float = 1e6, weight_decay: float = 0, foreach: bool | None = None, maximize: bool = False,
@@ -123,7 +123,7 @@ class ASGD(Optimizer):
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])
         _checks.non_negative("weight_decay", group["weight_decay"])
 

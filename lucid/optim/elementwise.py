@@ -27,6 +27,7 @@ Examples
 from __future__ import annotations
 
 import linecache
+from operator import methodcaller
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -44,9 +45,9 @@ _PROLOGUE = {"maximize": "    grad = -grad\n", "l2": "    grad = grad + weight_d
 _DECAY_SCALAR = {"l2": "weight_decay", "decoupled": "shrink"}
 
 
-def step_count(state: dict):
-    """What most rules' scalars depend on besides the group: the parameter's step count."""
-    return state.get("step")
+#: What most rules' scalars depend on besides the group: a parameter's step count,
+#: ``state.get("step")`` (a C callable: the step's plan calls it once per parameter).
+step_count = methodcaller("get", "step")
 
 
 class Rule(_rules.Rule):
@@ -130,7 +131,7 @@ def elementwise(state: Sequence[str] = (), decay: str | None = None,
         ``scalars(group, param, state) -> dict``: the rule's scalars by name, as torch
         computes them (Python numbers and bools; the backend casts numbers to the
         parameter's dtype), for a parameter whose step is already counted.
-    depends_on : callable or None, default :func:`step_count`
+    depends_on : callable or None, default ``state.get("step")``
         What the scalars read from a parameter's state: they are computed once per group,
         dtype and value of ``depends_on(state)``; None computes them for each parameter
         (state of its own, such as NAdam's ``mu_product``).

@@ -97,7 +97,7 @@ class Lion(Optimizer):
         defaults = dict(lr=lr, betas=tuple(betas), weight_decay=weight_decay, maximize=maximize)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])
         _checks.betas(group["betas"])
         _checks.non_negative("weight_decay", group["weight_decay"])

@@ -165,7 +165,7 @@ class NAdam(Optimizer):
     lucid.float32
     """
 
-    _float32_state = frozenset({"mu_product"})
+    float32_keys = frozenset({"mu_product"})
 
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0,
@@ -177,7 +177,7 @@ class NAdam(Optimizer):
                         maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         check_adam_like(group)
         _checks.non_negative("momentum_decay", group["momentum_decay"])
 
@@ -275,7 +275,7 @@ class RAdam(Optimizer):
                         differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         check_adam_like(group)
 
     def init_state(self, param: Tensor, group: dict) -> dict:

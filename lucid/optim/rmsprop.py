@@ -143,7 +143,7 @@ class RMSprop(Optimizer):
                         maximize=maximize, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])
         _checks.epsilon(group["eps"])
         _checks.non_negative("momentum", group["momentum"])

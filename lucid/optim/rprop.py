@@ -113,7 +113,7 @@ class Rprop(Optimizer):
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])
         etaminus, etaplus = group["etas"]
         if not 0.0 < etaminus < 1.0 < etaplus:

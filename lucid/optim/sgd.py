@@ -141,16 +141,14 @@ class SGD(Optimizer):
                         differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])
         _checks.non_negative("momentum", group["momentum"])
         _checks.non_negative("weight_decay", group["weight_decay"])
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
 
-    _sparse_grads = True
-
-    def _check_sparse_grad(self, group):
+    def check_sparse(self, group: dict) -> None:
         if group["weight_decay"] != 0:  # grad.add(param) fails in torch, before any change here
             raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
 

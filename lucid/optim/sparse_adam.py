@@ -124,14 +124,12 @@ class SparseAdam(Optimizer):
     1
     """
 
-    _sparse_grads = True
-
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, maximize: bool = False) -> None:
         """Initialise the SparseAdam. See the class docstring for parameter semantics."""
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, maximize=maximize))
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         # a schedule may start at 0 (a warm-up); torch's strict check is for a number lr
         _checks.learning_rate(group["lr"], strict="lr_schedule" not in group)
         _checks.epsilon(group["eps"], strict=True)
@@ -167,6 +165,9 @@ class SparseAdam(Optimizer):
         >>> optimizer.step()
         """
         return super().step(closure)
+
+    def check_sparse(self, group: dict) -> None:
+        pass  # row-sparse gradients are what SparseAdam is for
 
     def state_shapes(self, param: Tensor, group: dict) -> dict:
         # without building a fresh state: two table-sized arrays just to read their shape
