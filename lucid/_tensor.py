@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import copy
 import numbers
+import weakref
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, overload
 
@@ -1415,10 +1416,11 @@ def arrays_of(tensors) -> list:
     return [t._data if t._base is not None else t._box[0] for t in tensors]
 
 
-def rebind_(tensors, arrays) -> None:
+def rebind_(tensors, arrays=None) -> None:
     """Make each of ``tensors`` hold the array beside it, of its dtype and shape, and count an
     in-place write to each (its version), as an in-place method would: what a backend that
     computes new arrays (MLX) or writes in place (NumPy, the same arrays back) returned.
+    Without ``arrays`` (written in place), only the writes are counted.
 
     Examples
     --------
@@ -1429,6 +1431,10 @@ def rebind_(tensors, arrays) -> None:
     >>> t, t._version
     (tensor([1., 1.]), 1)
     """
+    if arrays is None:
+        for tensor in tensors:
+            tensor._versions[0] += 1
+        return
     for tensor, array in zip(tensors, arrays):
         box = tensor._box
         if box[0] is not array:
@@ -1439,10 +1445,12 @@ def rebind_(tensors, arrays) -> None:
         tensor._versions[0] += 1
 
 
-def grad_arrays(params) -> list | None:
+def grad_arrays(params, seen: list | None = None) -> list | None:
     """The arrays of the gradients of ``params``, or None unless each has a dense gradient of
     its device, dtype and shape that is not a view on a backend whose views are copies: a
     cheap test for an optimizer's planned step, which takes the checked path otherwise.
+    ``seen`` (one entry per parameter, kept by the caller) holds weak references to the
+    arrays found last time: an array seen before skips the layout test.
 
     Examples
     --------
@@ -1456,13 +1464,18 @@ def grad_arrays(params) -> list | None:
     1
     """
     out = []
-    for param in params:
+    for j, param in enumerate(params):
         grad = param._grad
-        if grad is None or grad.__class__ is not Tensor or grad._base is not None or grad._backend is not param._backend:
+        if grad is None or grad.__class__ is not Tensor or grad._base is not None:
             return None
-        array, own = grad._box[0], param._box[0]
-        if array.dtype != own.dtype or array.shape != own.shape:
-            return None
+        array = grad._box[0]
+        known = seen[j] if seen is not None else None
+        if known is None or known() is not array:
+            own = param._box[0]
+            if grad._backend is not param._backend or array.dtype != own.dtype or array.shape != own.shape:
+                return None
+            if seen is not None:
+                seen[j] = weakref.ref(array)  # weak: zero_grad(set_to_none=True) still frees it
         out.append(array)
     return out
 

@@ -171,7 +171,7 @@ class _Batch:
     tensors (each parameter's, then its state's in the rule's order) and the backend's
     runner of the rule over the tensors' arrays."""
 
-    __slots__ = ("params", "states", "tensors", "lazy", "runner", "_arrays")
+    __slots__ = ("params", "states", "tensors", "lazy", "runner", "_arrays", "_seen")
 
     def __init__(self, rule, kernel, pairs):
         self.params = [param for param, _ in pairs]
@@ -179,6 +179,7 @@ class _Batch:
         self.tensors = [t for param, state in zip(self.params, self.states)
                         for t in (param, *map(state.__getitem__, rule.state))]
         self._arrays = arrays_of(self.tensors)
+        self._seen: list = [None] * len(self.params)  # the gradient arrays checked last (see grad_arrays)
         backend, width = backend_of(self.params[0]), 1 + len(rule.state)
         self.lazy = backend.lazy
         self.runner = backend.rule_batch(kernel, [tuple(self._arrays[j:j + width])
@@ -189,11 +190,15 @@ class _Batch:
         storage was replaced, or a gradient is missing, sparse, a view or of another layout."""
         if any(map(is_not, arrays_of(self.tensors), self._arrays)):
             return None
-        return grad_arrays(self.params)
+        return grad_arrays(self.params, self._seen)
 
     def run(self, grads: list, scalars) -> None:
-        self._arrays = self.runner.run(self._arrays, grads, scalars)
-        rebind_(self.tensors, self._arrays)
+        arrays = self.runner.run(self._arrays, grads, scalars)
+        if arrays is self._arrays:  # written in place (NumPy): the versions only
+            rebind_(self.tensors)
+        else:
+            rebind_(self.tensors, arrays)
+            self._arrays = arrays
 
 
 class GroupPlan:
@@ -265,6 +270,8 @@ class GroupPlan:
             batch.run(batch_grads, scalars)
 
     def lazy_values(self) -> list:
-        """What a step changed on a lazy device (MLX), to evaluate: each lazy batch's
-        parameters and their whole state (NAdam's ``mu_product``, ASGD's ``eta`` change too)."""
-        return [values for batch in self.batches if batch.lazy for values in (batch.params, batch.states)]
+        """What a step changed on a lazy device (MLX), to evaluate: each lazy batch's tensors
+        and the state entries beyond the rule's (NAdam's ``mu_product``, ASGD's ``eta``)."""
+        kept = {*self.rule.state, "step"}
+        return [values for batch in self.batches if batch.lazy
+                for values in (batch.tensors, [s for s in batch.states if not kept.issuperset(s)])]

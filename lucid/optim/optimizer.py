@@ -67,11 +67,11 @@ class Optimizer:
     :attr:`float32_keys`, :meth:`loaded_state` and, for a whole-step algorithm (L-BFGS),
     :meth:`run_step`.
 
-    The base is composed of parts, each with one job: :attr:`param_groups`
-    (:class:`~lucid.optim._groups.ParamGroups`), :attr:`state` (its conversions too),
-    ``hooks`` (:class:`~lucid.optim._hooks.Hooks`), ``engine`` (the checks, updates and plans
-    of a step, :class:`~lucid.optim._step.StepEngine`) and the checkpoint functions of
-    :mod:`~lucid.optim._state_dict`.
+    The base is composed of parts, each with one job, which it holds rather than inherits:
+    :attr:`param_groups` (a ``ParamGroups``, the list with its checked ``add``), :attr:`state`
+    (an ``OptimizerState``, with its conversions), its hooks (``Hooks``), its step engine (a
+    ``StepEngine``: the checks, updates and plans of a step) and the checkpoint functions of
+    ``lucid/optim/_state_dict.py``.
 
     Examples
     --------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from operator import methodcaller
 from typing import TYPE_CHECKING
 
 from .._sparse import SparseTensor
@@ -30,9 +31,9 @@ def sgd_scalars(group: dict, param: Tensor, state: dict) -> dict:
     return scalars
 
 
-def has_momentum_buffer(state: dict) -> bool:
-    """What SGD's scalars depend on: a parameter's first momentum step has its own."""
-    return "momentum_buffer" in state
+#: What SGD's scalars depend on: a parameter's first momentum step has its own
+#: (``"momentum_buffer" in state``, a C callable: the step's plan calls it per parameter).
+has_momentum_buffer = methodcaller("__contains__", "momentum_buffer")
 
 
 @elementwise(decay="l2", scalars=sgd_scalars)
