@@ -41,7 +41,7 @@ def rule_step(name, kwargs, shapes, constants: bool):
     group = optimizer.param_groups[0]
     param = group["params"][0]
     rule = optimizer.elementwise_rule(group)
-    scalars = optimizer.rule_scalars(group, param, optimizer.state[param])
+    scalars = rule.scalar_values(group, param, optimizer.state[param])
     fn = rule.with_vocabulary(MLX_VOCABULARY)
     varying = [i for i, n in enumerate(rule.scalars) if n in PER_STEP or not constants]
     numbers = [mx.array(scalars[i], dtype=mx.float32) for i in varying]

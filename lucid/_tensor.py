@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import builtins
 import copy
-import weakref
 import numbers
+import weakref
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, overload
 
@@ -1327,9 +1327,6 @@ def eval(*tensors: object) -> None:  # noqa: A001 - mx.eval's name, as lucid.eva
         if isinstance(value, Tensor):
             if value._backend.lazy:
                 by_backend.setdefault(value._backend, []).append(value._data)
-        elif value.__class__ is RuleBatch:  # an optimizer's batch: its arrays, without a walk
-            if value.lazy:
-                by_backend.setdefault(value._backend, []).extend(value._storages)
         elif getattr(value, "is_sparse", False):  # a lucid.SparseTensor: its rows and values
             if value._backend.lazy:
                 by_backend.setdefault(value._backend, []).extend((value._rows, value._vals))
@@ -1387,120 +1384,95 @@ def same_kind(a, b) -> bool:
     return a._backend is b._backend and a._box[0].dtype == b._box[0].dtype
 
 
-def run_rule_(rule, items) -> None:
-    """Update tensors in place by the elementwise update rule ``rule`` (see lucid._backend.rules).
-
-    ``items`` holds, per parameter, ``(tensors, grad, (negate, l2, shrink), scalars)``:
-    ``tensors`` the parameter and its state tensors in the rule's order, ``grad`` its dense
-    gradient. Each backend runs the rule its own way (numba loops on NumPy, MLX arrays);
-    every tensor written gets its version bumped, as an in-place method's would. Callers
-    check shapes, dtypes and devices first: this runs what it is given.
-    """
-    by_backend: dict[Backend, tuple[list[Any], list[Any]]] = {}
-    for tensors, grad, decay, scalars in items:
-        group = by_backend.get(tensors[0]._backend)
-        if group is None:
-            group = by_backend[tensors[0]._backend] = ([], [])
-        group[0].append(tensors)
-        group[1].append(([t._data if t._base is not None else t._box[0] for t in tensors],
-                         grad._data if grad._base is not None else grad._box[0], decay, scalars))
-    for backend, (tensors_of, native) in by_backend.items():
-        results = backend.run_rule(rule, native)
-        rebind = not backend.views_share_memory
-        for tensors, arrays in zip(tensors_of, results):
-            for tensor, array in zip(tensors, arrays):
-                if rebind:
-                    tensor._data = array
-                tensor._versions[0] += 1
-
-
-class RuleBatch:
-    """Tensors updated together by one elementwise rule, step after step: the parameters of
-    an optimizer group that share a device and dtype, each with its state tensors.
-
-    Made once and kept while it is :meth:`current`; :meth:`grads` checks each step what can
-    change between steps (each parameter has a dense gradient of its layout, no storage was
-    replaced), and :meth:`run` runs the rule over them in one backend call where the backend
-    has a batch runner (numba on "cpu"), else through its ``run_rule``.
+def backend_of(tensor):
+    """The backend that holds ``tensor``'s array: what computes on it (see :mod:`lucid._backend`).
 
     Examples
     --------
     >>> import lucid
-    >>> from lucid import nn
-    >>> from lucid._tensor import RuleBatch
-    >>> from lucid.optim.sgd import sgd
-    >>> w = nn.Parameter(lucid.tensor([1.0, 2.0]))
-    >>> w.grad = lucid.tensor([1.0, 1.0])
-    >>> batch = RuleBatch(sgd, [(w,)])
-    >>> grads = batch.grads()
-    >>> with lucid.no_grad():
-    ...     batch.run(grads, (-0.5,), (False, None, None))
-    >>> w.detach()
-    tensor([0.5, 1.5])
+    >>> from lucid._tensor import backend_of
+    >>> backend_of(lucid.zeros(2)).lazy
+    False
     """
+    return tensor._backend
 
-    __slots__ = ("rule", "tensors", "params", "lazy", "_flat", "_storages", "_backend", "_runner", "_seen")
 
-    def __init__(self, rule, tensors):
-        self.rule, self.tensors = rule, [tuple(item) for item in tensors]
-        self.params = [item[0] for item in self.tensors]
-        self._backend = self.params[0]._backend
-        self.lazy = self._backend.lazy
-        self._flat = [t for item in self.tensors for t in item]
-        self._storages = [t._box[0] for t in self._flat]
-        self._seen = [None] * len(self.params)  # weak references to the gradient arrays checked last
-        self._runner = self._backend.rule_batch(rule, [tuple(t._box[0] for t in item) for item in self.tensors])
+def arrays_of(tensors) -> list:
+    """The native arrays of dense ``tensors``, for a backend to compute on (a view on a
+    backend whose views are copies is re-derived from its base first).
 
-    @staticmethod
-    def accepts(tensors) -> bool:
-        """Whether ``tensors`` (dense, one device and dtype) may form a batch: no view of
-        another tensor's storage on a backend whose views are copies (its data is re-derived)."""
-        return all(t._base is None for t in tensors)
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid._tensor import arrays_of
+    >>> [a.shape for a in arrays_of([lucid.zeros(2), lucid.zeros(1, 3)])]
+    [(2,), (1, 3)]
+    """
+    return [t._data if t._base is not None else t._box[0] for t in tensors]
 
-    def grads(self):
-        """The parameters' gradients as the backend's arrays, or None when a step cannot run
-        as planned: a parameter has no gradient, or one that is sparse, a view (on MLX), or of
-        another device, dtype or shape, or a tensor's storage was replaced (``.data = ...``)."""
-        for tensor, storage in zip(self._flat, self._storages):
-            if tensor._box[0] is not storage:
-                return None
-        out, seen, backend = [], self._seen, self._backend
-        for j, param in enumerate(self.params):
-            grad = param._grad
-            if grad is None or grad.__class__ is not Tensor or grad._base is not None:
-                return None
-            array = grad._box[0]
-            checked = seen[j]
-            if checked is None or checked() is not array:
-                own = param._box[0]
-                if grad._backend is not backend or array.dtype != own.dtype or array.shape != own.shape:
-                    return None
-                seen[j] = weakref.ref(array)  # weak: zero_grad(set_to_none=True) still frees it
-            out.append(array)
-        return out
 
-    def run(self, grads, scalars, decay) -> None:
-        """Run the rule from ``grads`` (from :meth:`grads`); ``scalars`` is one tuple for every
-        parameter or a list of one per parameter; ``decay`` is ``(negate, l2, shrink)``."""
-        if self._runner is not None and self.lazy:  # new arrays, in the order of self._flat
-            results = self._runner.run([t._box[0] for t in self._flat], grads, scalars, decay)
-            for tensor, array in zip(self._flat, results):
-                tensor._box[0] = array  # same shape and dtype: the cached layout still holds
-            self._storages = results
-        elif self._runner is not None:
-            self._runner.run(grads, scalars, decay)
-        else:
-            shared = isinstance(scalars, tuple)
-            items = [(tuple(t._box[0] for t in item), grad, decay, scalars if shared else scalars[j])
-                     for j, (item, grad) in enumerate(zip(self.tensors, grads))]
-            results = self._backend.run_rule(self.rule, items)
-            if not self._backend.views_share_memory:  # MLX: new arrays; they are the storages now
-                for item, arrays in zip(self.tensors, results):
-                    for tensor, array in zip(item, arrays):
-                        tensor._data = array  # the setter also clears the cached layout
-                self._storages = [t._box[0] for t in self._flat]
-        for tensor in self._flat:
+def rebind_(tensors, arrays=None) -> None:
+    """Make each of ``tensors`` hold the array beside it, of its dtype and shape, and count an
+    in-place write to each (its version), as an in-place method would: what a backend that
+    computes new arrays (MLX) or writes in place (NumPy, the same arrays back) returned.
+    Without ``arrays`` (written in place), only the writes are counted.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid._tensor import arrays_of, rebind_
+    >>> t = lucid.zeros(2)
+    >>> rebind_([t], arrays_of([lucid.ones(2)]))
+    >>> t, t._version
+    (tensor([1., 1.]), 1)
+    """
+    if arrays is None:
+        for tensor in tensors:
             tensor._versions[0] += 1
+        return
+    for tensor, array in zip(tensors, arrays):
+        box = tensor._box
+        if box[0] is not array:
+            if tensor._base is None:
+                box[0] = array  # the same dtype and shape: the cached layout still holds
+            else:
+                tensor._data = array  # written back into the base
+        tensor._versions[0] += 1
+
+
+def grad_arrays(params, seen: list | None = None) -> list | None:
+    """The arrays of the gradients of ``params``, or None unless each has a dense gradient of
+    its device, dtype and shape that is not a view on a backend whose views are copies: a
+    cheap test for an optimizer's planned step, which takes the checked path otherwise.
+    ``seen`` (one entry per parameter, kept by the caller) holds weak references to the
+    arrays found last time: an array seen before skips the layout test.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid._tensor import grad_arrays
+    >>> w = lucid.zeros(2, requires_grad=True)
+    >>> grad_arrays([w]) is None
+    True
+    >>> w.grad = lucid.ones(2)
+    >>> len(grad_arrays([w]))
+    1
+    """
+    out = []
+    for j, param in enumerate(params):
+        grad = param._grad
+        if grad is None or grad.__class__ is not Tensor or grad._base is not None:
+            return None
+        array = grad._box[0]
+        known = seen[j] if seen is not None else None
+        if known is None or known() is not array:
+            own = param._box[0]
+            if grad._backend is not param._backend or array.dtype != own.dtype or array.shape != own.shape:
+                return None
+            if seen is not None:
+                seen[j] = weakref.ref(array)  # weak: zero_grad(set_to_none=True) still frees it
+        out.append(array)
+    return out
 
 
 def _rebuild_tensor(array, device, dtype, requires_grad) -> Tensor:

@@ -985,7 +985,7 @@ def test_refused_param_group_leaves_nothing_behind():
     optimizer = optim.Muon([matrix], lr=0.1)
     with pytest.raises(ValueError, match="2D parameters"):
         optimizer.add_param_group({"params": [vector]})
-    assert len(optimizer.param_groups) == 1 and len(optimizer._flat_params()) == 1
+    assert len(optimizer.param_groups) == 1 and len(optimizer.param_groups.flat()) == 1
     matrix.grad, vector.grad = lucid.ones(2, 2), lucid.ones(3)
     optimizer.step()
     assert 0 in optimizer.state and vector not in optimizer.state

@@ -1,8 +1,7 @@
-"""The per-group step plan (lucid/optim/_plan.py) and the batched rule runs under it.
+"""The per-group step plan (lucid/optim/_step.py) and the batched rule runs under it.
 
 Each test drives two optimizers through the same events: one that plans its groups, and a
-twin that never does (it overrides the per-group seam, ``_update_group``, which turns plans
-off), so every step of the twin takes the general path with all its checks. After each
+twin that never does (its step engine has plans turned off), so every step of the twin takes the general path with all its checks. After each
 step the two must hold the same numbers bit for bit (the same compiled loop, or the same
 NumPy expressions, runs in both). Each test first checks that the plan is in use, so a plan
 left stale by the event would make it fail.
@@ -16,7 +15,6 @@ import pytest
 import lucid
 from lucid import nn, optim
 from lucid._backend.numpy_backend import NumpyBackend
-from lucid.optim._group_step import GroupSteps
 
 DEVICES = ["cpu"] + (["gpu"] if lucid.is_available("gpu") else [])
 OPTIMIZERS = [("Adam", {"lr": 0.01, "weight_decay": 0.1}), ("AdamW", {"lr": 0.01}),
@@ -24,9 +22,13 @@ OPTIMIZERS = [("Adam", {"lr": 0.01, "weight_decay": 0.1}), ("AdamW", {"lr": 0.01
 
 
 def unplanned(cls):
-    """``cls`` with plans turned off: a subclass that overrides ``_update_group``."""
-    return type("Unplanned" + cls.__name__, (cls,),
-                {"_update_group": lambda self, group, pairs: GroupSteps._update_group(self, group, pairs)})
+    """``cls`` with plans turned off: every step takes the general path."""
+
+    def __init__(self, *args, **kwargs):
+        cls.__init__(self, *args, **kwargs)
+        self._engine.planned = False
+
+    return type("Unplanned" + cls.__name__, (cls,), {"__init__": __init__})
 
 
 def make_params(device, dtype=lucid.float32, shapes=((3,), (2, 4), (5,))):
@@ -66,7 +68,7 @@ class Twins:
         self.check()
 
     def planned(self) -> bool:
-        return all(self.opt._plans.get(id(g)) is not None for g in self.opt.param_groups)
+        return all(self.opt._engine.plans.get(id(g)) is not None for g in self.opt.param_groups)
 
     def check(self):
         for p, q in zip(self.params, self.ref_params):
@@ -198,7 +200,7 @@ def test_added_group_and_changed_param_list_are_seen():
     twins.step()
     twins.step()
     twins.both(lambda opt, ps: opt.param_groups[0]["params"].pop())  # a parameter leaves the group by hand
-    twins.opt._flat = twins.ref._flat = None  # the flat numbering, rebuilt as after any change of groups
+    twins.opt.param_groups._flat = twins.ref.param_groups._flat = None  # the flat numbering, rebuilt as after any change of groups
     left = np.array(twins.params[2].detach())
     twins.step()
     twins.step()
@@ -251,7 +253,7 @@ def test_mixed_dtypes_and_strided_arrays_fall_back_per_tensor():
     twins = Twins("Adam", {"lr": 0.01}, shapes=((3,), (4, 4), (5,)))
     twins.both(lambda opt, ps: setattr(ps[2], "data", ps[2].detach().double()))  # a float64 batch beside float32
     twins.warm()
-    assert len(twins.opt._plans[id(twins.opt.param_groups[0])].batches) == 2
+    assert len(twins.opt._engine.plans[id(twins.opt.param_groups[0])].batches) == 2
     base = np.random.default_rng(5).standard_normal((4, 4)).astype(np.float32)
     twins.both(lambda opt, ps: setattr(ps[1], "data", lucid.tensor(base).t()))  # a strided parameter
     for _ in range(3):
@@ -297,7 +299,9 @@ def test_gpu_batches_run_compiled_once_per_group(name, kwargs, device, monkeypat
         monkeypatch.setenv("LUCID_MLX_COMPILE", setting)
         twins = Twins(name, kwargs, device)
         twins.warm()
-        (batch,) = twins.opt._plans[id(twins.opt.param_groups[0])].batches
-        assert (batch._runner is not None) is compiled
+        (batch,) = twins.opt._engine.plans[id(twins.opt.param_groups[0])].batches
+        from lucid._backend import mlx_backend
+
+        assert isinstance(batch.runner, mlx_backend._CompiledBatch) is compiled
         for _ in range(3):
             twins.step()

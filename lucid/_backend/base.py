@@ -529,31 +529,41 @@ class Backend:
     def run_rule(self, rule, items) -> list:
         """Run the elementwise ``rule`` (a :class:`~lucid._backend.rules.Rule`) once per item.
 
-        Each item is ``(arrays, grad, (negate, l2, shrink), scalars)``: ``arrays`` the
-        parameter and its state arrays in the rule's order, then what the
-        :func:`~lucid._backend.rules.prologue` takes, then the rule's scalars (Python numbers
-        and bools). Returns, per item, the new arrays in the same order; a backend that writes
-        in place returns the arrays it was given, and the caller rebinds to what it gets.
+        Each item is ``(arrays, grad, scalars)``: ``arrays`` the parameter and its state
+        arrays in the rule's order, then the rule's scalars (Python numbers and bools).
+        Returns, per item, the new arrays in the same order; a backend that writes in place
+        returns the arrays it was given, and the caller rebinds to what it gets.
         """
         raise NotImplementedError
 
     def rule_batch(self, rule, arrays):
-        """A runner of ``rule`` over the same arrays step after step, or None (the default)
-        where this backend has nothing faster than :meth:`run_rule` on each step.
+        """A runner of ``rule`` over the same items step after step (by default
+        :meth:`run_rule` on each step; a backend may have one faster).
 
         ``arrays`` holds, per item, the parameter and its state arrays, of one dtype. The
-        runner's ``run(grads, scalars, decay)`` updates them in place (a runner exists only
-        where arrays are updated in place) from one gradient per item, with ``scalars`` one
-        tuple for every item or a list of one per item, and ``decay`` the prologue's
-        ``(negate, l2, shrink)``. The caller keeps the arrays and checks the gradients.
-
-        On a backend whose arrays are values (MLX, which is :attr:`lazy`), the runner's
-        ``run(arrays, grads, scalars, decay)`` takes the current arrays flat (per item the
-        parameter, then its state) and returns their new values in that order.
+        runner's ``run(arrays, grads, scalars)`` takes the current arrays flat (per item the
+        parameter, then its state), one gradient per item, and ``scalars``, one tuple for
+        every item or a list of one per item; it returns the new arrays in that order (the
+        same arrays where the backend writes in place). The caller checks the gradients.
         """
-        return None
+        return _EachStep(self, rule)
 
     @property
     def rule_runner(self) -> str:
         """How this backend runs update rules here (for benchmarks and messages)."""
         return "array expressions"
+
+
+class _EachStep:
+    """The general runner of :meth:`Backend.rule_batch`: :meth:`Backend.run_rule` each step."""
+
+    __slots__ = ("_backend", "_rule", "_width")
+
+    def __init__(self, backend: Backend, rule) -> None:
+        self._backend, self._rule, self._width = backend, rule, 1 + len(rule.state)
+
+    def run(self, arrays, grads, scalars) -> list:
+        width, shared = self._width, isinstance(scalars, tuple)
+        items = [(arrays[j * width:(j + 1) * width], grad, scalars if shared else scalars[j])
+                 for j, grad in enumerate(grads)]
+        return [array for out in self._backend.run_rule(self._rule, items) for array in out]

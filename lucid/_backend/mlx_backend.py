@@ -13,7 +13,6 @@ import numpy as np
 import os
 
 from .. import _dtype
-from . import rules as _rules
 from .base import Backend
 
 try:
@@ -220,20 +219,16 @@ class MlxBackend(Backend):
         if _should_compile(items):
             return _run_compiled(rule, items)
         fn = rule.with_vocabulary(MLX_VOCABULARY)
-        out = []
-        for arrays, grad, (negate, l2, shrink), scalars in items:
-            param, grad = _rules.prologue(arrays[0], grad, negate, l2, shrink)
-            out.append(_keep_dtypes(fn(param, grad, *arrays[1:], *scalars), arrays))
-        return out
+        return [_keep_dtypes(fn(arrays[0], grad, *arrays[1:], *scalars), arrays) for arrays, grad, scalars in items]
 
     def rule_batch(self, rule, arrays):
         """A :class:`_CompiledBatch` where the group's rule runs compiled in one fused kernel
-        per parameter; None where it runs eagerly, or split per output (an array over
-        :data:`SPLIT_BYTES` on MLX's CPU device, see :func:`_run_compiled`)."""
-        if not _should_compile(()):
-            return None
-        if mx.default_device() == mx.cpu and any(item[0].nbytes > SPLIT_BYTES for item in arrays):
-            return None
+        per parameter; the general runner (:meth:`run_rule` each step) where it runs eagerly,
+        or split per output (an array over :data:`SPLIT_BYTES` on MLX's CPU device, see
+        :func:`_run_compiled`)."""
+        if not _should_compile(()) or (mx.default_device() == mx.cpu
+                                       and any(item[0].nbytes > SPLIT_BYTES for item in arrays)):
+            return super().rule_batch(rule, arrays)
         return _CompiledBatch(rule, any(_owns_numbers(item[0], True) for item in arrays))
 
 
@@ -347,13 +342,12 @@ def _owns_numbers(array, on_cpu: bool) -> bool:
 
 
 def _slots(values, dtype, numbers: list, own: bool = False) -> tuple:
-    """What the compiled step reads for each of ``values`` (the prologue's l2 and shrink, then
-    the rule's scalars): None and bools as they are (constants of the trace), and for a
+    """What the compiled step reads for each of ``values`` (the rule's scalars): bools as they are (constants of the trace), and for a
     number its index in ``numbers``, to which its 0-d array is appended (``own``: a new
     float64 array, which the step casts to ``dtype``)."""
     slots: list[bool | int | None] = []
     for value in values:
-        if value is None or isinstance(value, bool):
+        if isinstance(value, bool):
             slots.append(value)
         else:
             slots.append(len(numbers))
@@ -366,7 +360,7 @@ def _run_compiled(rule, items):
 
     Numbers become 0-d arrays of the parameter's dtype, passed in once per group however
     many parameters share them, so a new learning rate or bias correction is a new input,
-    not a new graph; bools and which decays apply are constants of the compiled function
+    not a new graph; bools are constants of the compiled function
     (a change traces it again).
 
     On a GPU (and for arrays up to :data:`SPLIT_BYTES`) one function computes every output of
@@ -400,15 +394,15 @@ def _compiled_group(rule, items, output):
     """One compiled call over ``items``: per item its new arrays, or only the ``output``-th."""
     inputs, numbers, specs, pattern = [], [], {}, []
     on_cpu = mx.default_device() == mx.cpu
-    for arrays, grad, (negate, l2, shrink), scalars in items:
+    for arrays, grad, scalars in items:
         dtype = arrays[0].dtype
         if _owns_numbers(arrays[0], on_cpu):
-            spec = (negate, _slots((l2, shrink, *scalars), dtype, numbers, own=True))
+            spec = _slots(scalars, dtype, numbers, own=True)
         else:
-            key = (id(scalars), negate, l2, shrink, dtype)
+            key = (id(scalars), dtype)
             spec = specs.get(key)
             if spec is None:  # once per distinct scalars (the optimizer shares them in a group)
-                spec = specs[key] = (negate, _slots((l2, shrink, *scalars), dtype, numbers))
+                spec = specs[key] = _slots(scalars, dtype, numbers)
         pattern.append(spec)
         inputs.extend(arrays)
         inputs.append(grad)
@@ -426,7 +420,7 @@ def _compiled_group(rule, items, output):
 
 class _CompiledBatch:
     """One rule over the same parameters step after step, compiled: :func:`_compiled_group`
-    with the per-item work done once. Its ``run(arrays, grads, scalars, decay)`` takes the
+    with the per-item work done once. Its ``run(arrays, grads, scalars)`` takes the
     parameters' and state arrays flat (per item the parameter, then its state in the rule's
     order) and returns their new values in that order; the caller keeps the arrays."""
 
@@ -434,21 +428,20 @@ class _CompiledBatch:
 
     def __init__(self, rule, owns_numbers: bool):
         self._rule, self._width = rule, 1 + len(rule.state)
-        self._specs: dict = {}  # (negate, slots) -> the group's pattern, built once
+        self._specs: dict = {}  # slots -> the group's pattern, built once
         self._owns = owns_numbers  # a large float32 parameter reads numbers of its own on the CPU
 
-    def run(self, arrays, grads, scalars, decay) -> list:
+    def run(self, arrays, grads, scalars) -> list:
         width = self._width
         per_item = not isinstance(scalars, tuple)
         if per_item or (self._owns and mx.default_device() == mx.cpu):
             # one row per parameter (NAdam, ASGD), or numbers of its own for a large parameter:
             # the general call (its per-item work is small beside such a parameter's kernel)
-            items = [(arrays[j * width:(j + 1) * width], grad, decay, scalars[j] if per_item else scalars)
+            items = [(arrays[j * width:(j + 1) * width], grad, scalars[j] if per_item else scalars)
                      for j, grad in enumerate(grads)]
             return [array for out in _compiled_group(self._rule, items, None) for array in out]
-        negate, l2, shrink = decay
         numbers: list = []
-        spec = (negate, _slots((l2, shrink, *scalars), arrays[0].dtype, numbers))
+        spec = _slots(scalars, arrays[0].dtype, numbers)
         pattern = self._specs.get(spec)
         if pattern is None or len(pattern[2]) != len(grads):
             pattern = self._specs[spec] = (width - 1, None, (spec,) * len(grads))
@@ -471,14 +464,13 @@ def _group_step(fn, pattern):
     def step(inputs, numbers):
         out = []
         at = 0
-        for negate, slots in specs:
+        for slots in specs:
             item, grad = inputs[at:at + count + 1], inputs[at + count + 1]
             at += count + 2
             values = [numbers[s] if type(s) is int else s for s in slots]  # noqa: E721 - bools are ints
             dtype = item[0].dtype  # a number of its own (float64) is cast inside the kernel
             values = [v.astype(dtype) if isinstance(v, mx.array) and v.dtype != dtype else v for v in values]
-            param, g = _rules.prologue(item[0], grad, negate, values[0], values[1])
-            results = fn(param, g, *item[1:], *values[2:])
+            results = fn(item[0], grad, *item[1:], *values)
             if output is not None:
                 results = results[output:output + 1]
                 item = item[output:output + 1]

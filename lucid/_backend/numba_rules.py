@@ -1,7 +1,7 @@
 """Elementwise rules compiled by numba: one loop over the elements, in place, cached on disk.
 
 For each rule, a small module is written to the kernel cache folder: numba's scalar
-versions of the vocabulary, the :func:`~lucid._backend.rules.prologue`, the rule's own source
+versions of the vocabulary, the rule's own source (and its helpers')
 and a loop that runs them on every element, reading each array once and writing it once.
 Its file name carries a hash of its text, so a changed rule gets a new module, and numba's
 ``cache=True`` keeps the machine code beside it (``__pycache__``): a second process loads it
@@ -76,24 +76,23 @@ def where(condition, a, b):
 
 _LOOP = '''
 @njit(cache=True, nogil=True, error_model="numpy")
-def kernel(param, grad, {states}scalars, negate, l2, shrink):
+def kernel(param, grad, {states}scalars):
 {unpack}
     for i in range(param.size):
-        p, g = prologue(param[i], grad[i], negate, l2, shrink)
-        {outputs} = rule(p, g, {state_items}{scalar_names})
+        {outputs} = rule(param[i], grad[i], {state_items}{scalar_names})
         param[i] = p
 {writes}
 '''
 
 _MULTI = '''
 @njit(cache=True, nogil=True, error_model="numpy")
-def multi_kernel(table, grads, scalar_rows, rows, negate, l2, shrink):
+def multi_kernel(table, grads, scalar_rows, rows):
     # one call for many tensors: row j of the table is (size, param address, state addresses),
     # grads[j] the gradient's address, scalar_rows[rows[j]] the tensor's scalars
     for j in range(table.shape[0]):
         size = table[j, 0]
         kernel(carray(pointer(table[j, 1], scalar_rows), size), carray(pointer(grads[j], scalar_rows), size),
-               {state_arrays}scalar_rows[rows[j]], negate, l2, shrink)
+               {state_arrays}scalar_rows[rows[j]])
 '''
 
 _ADDRESS = '''\
@@ -138,7 +137,7 @@ def module_source(rule: _rules.Rule) -> str:
     outputs = "".join(["p, ", *(f"new_{name}, " for name in rule.state)])
     state_items = "".join(f"{name}[i], " for name in rule.state)
     writes = "\n".join(f"        {name}[i] = new_{name}" for name in rule.state)
-    functions = [_undecorated(_rules.lerp), _undecorated(_rules.prologue), *rule.sources()]
+    functions = [_undecorated(_rules.lerp), *rule.sources()]
     body = [_PRELUDE, *("@njit(error_model=\"numpy\")\n" + text for text in functions)]
     body.append(f"rule = {rule.fn.__name__}\n")
     body.append(_LOOP.format(states=states, unpack=unpack, outputs=outputs, state_items=state_items,
@@ -175,16 +174,15 @@ def _load(stem: str, source: str, origin: str):
 
 
 def kernel(rule: _rules.Rule):
-    """The compiled loop of ``rule``: ``kernel(param, grad, *state, scalars, negate, l2, shrink)``
-    on 1-D contiguous arrays of one dtype (``scalars`` too: the rule's scalars in order),
-    updating ``param`` and the state in place; ``l2`` and ``shrink`` are None or scalars of
-    that dtype (see :func:`~lucid._backend.rules.prologue`)."""
+    """The compiled loop of ``rule``: ``kernel(param, grad, *state, scalars)`` on 1-D
+    contiguous arrays of one dtype (``scalars`` too: the rule's scalars in order), updating
+    ``param`` and the state in place."""
     return _module(rule).kernel
 
 
 def multi_kernel(rule: _rules.Rule):
     """The loop of ``rule`` over many tensors in one call:
-    ``multi_kernel(table, grads, scalar_rows, rows, negate, l2, shrink)``. Row ``j`` of the
+    ``multi_kernel(table, grads, scalar_rows, rows)``. Row ``j`` of the
     int64 ``table`` is the size of tensor ``j``, the address of its parameter's data, then
     of each state array's (1-D contiguous, of ``scalar_rows``' dtype); ``grads[j]`` is the
     address of its gradient's data and ``scalar_rows[rows[j]]`` its scalars. The caller

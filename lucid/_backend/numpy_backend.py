@@ -192,42 +192,36 @@ class NumpyBackend(Backend):
         jit = self._jit()
         kernel = jit.kernel(rule) if jit is not None else None
         packed: dict = {}  # the scalars of a step are shared by its parameters: packed once
-        for arrays, grad, decay, scalars in items:
+        for arrays, grad, scalars in items:
             dtype = arrays[0].dtype
             if kernel is None or dtype not in _JIT_DTYPES or not _all_contiguous(arrays):
-                self._evaluate_rule(rule, arrays, grad, decay, scalars)
+                self._evaluate_rule(rule, arrays, grad, scalars)
                 continue
-            key = (id(scalars), id(decay), dtype)
-            args = packed.get(key)
-            if args is None:
-                cast = dtype.type
-                negate, l2, shrink = decay
-                args = packed[key] = (np.array(scalars, dtype=dtype), negate, None if l2 is None else cast(l2),
-                                      None if shrink is None else cast(shrink))
+            key = (id(scalars), dtype)
+            numbers = packed.get(key)
+            if numbers is None:
+                numbers = packed[key] = np.array(scalars, dtype=dtype)
             if not grad.flags.c_contiguous:
                 grad = np.ascontiguousarray(grad)
             if arrays[0].ndim == 1:  # the loop takes 1-D arrays; reshape only what is not
-                kernel(arrays[0], grad, *arrays[1:], *args)
+                kernel(arrays[0], grad, *arrays[1:], numbers)
             else:
                 kernel(*(a.reshape(-1) for a in arrays[:1]), grad.reshape(-1), *(a.reshape(-1) for a in arrays[1:]),
-                       *args)
+                       numbers)
         return [arrays for arrays, *_ in items]
 
     def rule_batch(self, rule, arrays):
         jit = self._jit()
         if jit is None or arrays[0][0].dtype not in _JIT_DTYPES:
-            return None
+            return super().rule_batch(rule, arrays)
         return _NumbaBatch(jit, rule, arrays)
 
     @staticmethod
-    def _evaluate_rule(rule, arrays, grad, decay, scalars):
+    def _evaluate_rule(rule, arrays, grad, scalars):
         """``rule`` as NumPy array expressions, its results written into ``arrays``."""
         cast = arrays[0].dtype.type
-        negate, l2, shrink = decay
-        param, grad = _rules.prologue(arrays[0], grad, negate, None if l2 is None else cast(l2),
-                                      None if shrink is None else cast(shrink))
         fn = rule.with_vocabulary(_rules.NUMPY_VOCABULARY)
-        results = fn(param, grad, *arrays[1:], *(v if isinstance(v, bool) else cast(v) for v in scalars))
+        results = fn(arrays[0], grad, *arrays[1:], *(v if isinstance(v, bool) else cast(v) for v in scalars))
         # a result that is one of the arrays about to be overwritten is copied first
         results = [r.copy() if any(r is a for a in arrays) else r for r in results]
         for target, value in zip(arrays, results):
@@ -253,9 +247,10 @@ class _NumbaBatch:
         self._shared_row = np.zeros(len(self._in_table), dtype=np.int64)
         self._own_rows = np.arange(len(self._in_table), dtype=np.int64)
 
-    def run(self, grads, scalars, decay):
+    def run(self, arrays, grads, scalars):
         """Update every array from ``grads`` (one per item, in order, each of its parameter's
-        shape and dtype); ``scalars`` is one tuple for all, or a list of one per item."""
+        shape and dtype), in place; ``scalars`` is one tuple for all, or a list of one per
+        item. ``arrays`` (the same arrays, flat) are returned as they are."""
         shared = isinstance(scalars, tuple)
         dtype, kept, addresses = self._dtype, self._grads, self._grad_addresses
         held = []  # contiguous copies of strided gradients, alive until the call returns
@@ -276,14 +271,10 @@ class _NumbaBatch:
             rows, index = np.array([scalars], dtype=dtype), self._shared_row
         else:
             rows, index = np.array([scalars[k] for k in self._in_table], dtype=dtype), self._own_rows
-        negate, l2, shrink = decay
-        cast = dtype.type
-        l2 = None if l2 is None else cast(l2)
-        shrink = None if shrink is None else cast(shrink)
-        self._kernel(self._table, addresses, rows, index, negate, l2, shrink)
+        self._kernel(self._table, addresses, rows, index)
         for k in self._alone:
-            NumpyBackend._evaluate_rule(self._rule, self._arrays[k], grads[k], decay,
-                                        scalars if shared else scalars[k])
+            NumpyBackend._evaluate_rule(self._rule, self._arrays[k], grads[k], scalars if shared else scalars[k])
+        return arrays
 
 
 _special = None  # erf and erfc in float64: numba's where it is on, else erf64's (see _erf)

@@ -18,8 +18,8 @@ make numba compute a float32 rule in float64. Each backend runs it:
 - NumPy without numba, or with ``LUCID_JIT=0``: the same function on whole arrays;
 - MLX: the same function on MLX arrays, eagerly or under ``mx.compile``.
 
-What wraps every rule the same way, ``maximize`` and L2 or decoupled weight decay, is
-:func:`prologue`, run first on each element by every backend.
+The backend knows nothing of what an optimizer wraps around a rule (``maximize``, weight
+decay): :mod:`lucid.optim.elementwise` writes that into a rule of its own.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Rule:
-    """An elementwise update rule: the function, and which of its arguments are state."""
+    """An elementwise update rule as a backend compiles it: the pure function, and which of
+    its arguments are state (the rest are scalars); :mod:`lucid.optim.elementwise` declares them."""
 
     def __init__(self, fn: Callable[..., Any], state: Sequence[str]) -> None:
         self.fn = fn
@@ -70,23 +71,6 @@ class Rule:
         seen: set[int] = set()
         _collect_source(self.fn, parts, seen)
         return parts
-
-
-def elementwise(state: Sequence[str] = ()) -> Callable[[Callable[..., Any]], Rule]:
-    """Declare an elementwise update rule whose state arguments are ``state`` (see the module doc).
-
-    Examples
-    --------
-    >>> @elementwise(state=("velocity",))
-    ... def heavy_ball(param, grad, velocity, momentum, neg_lr):
-    ...     velocity = velocity * momentum + grad
-    ...     return param + velocity * neg_lr, velocity
-    >>> heavy_ball.state, heavy_ball.scalars
-    (('velocity',), ('momentum', 'neg_lr'))
-    >>> heavy_ball(1.0, 0.5, 0.0, 0.9, -0.1)
-    (0.95, 0.5)
-    """
-    return lambda fn: Rule(fn, state)
 
 
 def helper(fn: F) -> F:
@@ -168,16 +152,3 @@ VOCABULARY = ("sqrt", "abs", "sign", "maximum", "minimum", "where", "lerp")
 NUMPY_VOCABULARY = {"sqrt": sqrt, "abs": abs, "sign": sign, "maximum": maximum, "minimum": minimum,
                     "where": where, "lerp": lerp}
 
-
-def prologue(param, grad, negate, l2, shrink):
-    """What every rule's input goes through first, as torch.optim does it for each optimizer:
-    the gradient negated under ``maximize``, then L2 weight decay (``grad + l2 * param``),
-    or decoupled weight decay (the parameter shrunk by ``1 - lr * weight_decay``).
-    ``l2`` and ``shrink`` are None where the group has no such decay."""
-    if negate:
-        grad = -grad
-    if l2 is not None:
-        grad = grad + l2 * param
-    if shrink is not None:
-        param = param * shrink
-    return param, grad

@@ -49,7 +49,7 @@ def float32_state(value, param: Tensor) -> Tensor:
     torch keeps a few per-parameter scalars in its default dtype, float32, whatever the
     parameter's dtype (ASGD's ``eta`` and ``mu``, NAdam's ``mu_product``); lucid keeps them
     the same way so that its numbers are torch's. Optimizers that keep such state list the
-    keys in ``_float32_state`` so the base leaves their dtype alone.
+    keys in ``float32_keys`` so the base leaves their dtype alone.
     """
     return _factory.full((), float(scalar(value, float32)), dtype=float32, device=param.device)
 

@@ -16,7 +16,13 @@ if TYPE_CHECKING:
     from .schedules import Schedule
 
 
-@elementwise(state=("square_avg", "acc_delta"))
+def adadelta_scalars(group: dict, param: Tensor, state: dict) -> dict:
+    rho = group["rho"]
+    return {"rho": float(rho), "one_minus_rho": float(1 - rho), "eps": float(group["eps"]),
+            "neg_lr": -float(scalar(group["lr"]))}
+
+
+@elementwise(state=("square_avg", "acc_delta"), decay="l2", scalars=adadelta_scalars)
 def adadelta(param, grad, square_avg, acc_delta, rho, one_minus_rho, eps, neg_lr):
     square_avg = square_avg * rho + grad * grad * one_minus_rho
     std = sqrt(square_avg + eps)
@@ -98,7 +104,7 @@ class Adadelta(Optimizer):
                         capturable=capturable, foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])
         if not 0.0 <= group["rho"] <= 1.0:
             raise ValueError(f"Invalid rho value: {group['rho']}")
@@ -108,11 +114,5 @@ class Adadelta(Optimizer):
     def init_state(self, param: Tensor, group: dict) -> dict:
         return {"step": 0, "square_avg": _factory.zeros_like(param), "acc_delta": _factory.zeros_like(param)}
 
-    _weight_decay = "l2"
-
     def elementwise_rule(self, group: dict) -> Rule | None:
         return adadelta
-
-    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
-        rho = group["rho"]
-        return float(rho), float(1 - rho), float(group["eps"]), -float(scalar(group["lr"]))

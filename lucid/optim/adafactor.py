@@ -107,7 +107,7 @@ class Adafactor(Optimizer):
                         foreach=foreach, maximize=maximize)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         lr, (eps1, eps2) = group["lr"], group["eps"]
         if isinstance(lr, Tensor) and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")

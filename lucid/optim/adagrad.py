@@ -17,7 +17,16 @@ if TYPE_CHECKING:
     from .schedules import Schedule
 
 
-@elementwise(state=("sum",))
+def decayed_lr(group: dict, step: int):
+    """torch's decayed learning rate (a Tensor lr keeps its dtype)."""
+    return group["lr"] / (1 + (step - 1) * group["lr_decay"])
+
+
+def adagrad_scalars(group: dict, param: Tensor, state: dict) -> dict:
+    return {"eps": float(group["eps"]), "neg_clr": -float(scalar(decayed_lr(group, state["step"])))}
+
+
+@elementwise(state=("sum",), decay="l2", scalars=adagrad_scalars)
 def adagrad(param, grad, sum, eps, neg_clr):  # noqa: A002 - torch's name for the state
     sum = sum + grad * grad
     return param + grad * neg_clr / (sqrt(sum) + eps), sum
@@ -111,21 +120,21 @@ class Adagrad(Optimizer):
                         maximize=maximize, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])
         _checks.non_negative("lr_decay", group["lr_decay"])
         _checks.non_negative("weight_decay", group["weight_decay"])
         _checks.non_negative("initial_accumulator_value", group["initial_accumulator_value"])
         _checks.epsilon(group["eps"])
 
-    _sparse_grads = True
-
-    def _check_sparse_grad(self, group):
+    def check_sparse(self, group: dict) -> None:
         if group["weight_decay"] != 0:
             raise RuntimeError("weight_decay option is not compatible with sparse gradients")
 
-    def _on_new_group(self, group):
-        for param in group["params"]:
+    def add_param_group(self, param_group: dict) -> None:
+        super().add_param_group(param_group)
+        group = self.param_groups[-1]
+        for param in group["params"]:  # its state made now, as torch does
             if param not in self.state:
                 self.state[param] = self.init_state(param, group)
 
@@ -136,23 +145,14 @@ class Adagrad(Optimizer):
         start = self.defaults["initial_accumulator_value"]
         return {"step": 0, "sum": _factory.full(param.shape, start, dtype=param.dtype, device=param.device)}
 
-    _weight_decay = "l2"
-
     def elementwise_rule(self, group: dict) -> Rule | None:
         return adagrad
-
-    def _clr(self, group, step):
-        """torch's decayed learning rate (a Tensor lr keeps its dtype)."""
-        return group["lr"] / (1 + (step - 1) * group["lr_decay"])
-
-    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
-        return float(group["eps"]), -float(scalar(self._clr(group, state["step"])))
 
     def update(self, param: Tensor, grad: Tensor | SparseTensor, state: dict, group: dict) -> None:
         if not isinstance(grad, SparseTensor):
             return super().update(param, grad, state, group)
         state["step"] += 1
-        self._update_sparse(param, grad.coalesce(), state, group, self._clr(group, state["step"]))
+        self._update_sparse(param, grad.coalesce(), state, group, decayed_lr(group, state["step"]))
 
     def _update_sparse(self, param, grad, state, group, clr):
         """torch's sparse branch: the sum and the parameter change on the gradient's rows only."""

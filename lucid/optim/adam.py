@@ -17,7 +17,19 @@ if TYPE_CHECKING:
     from .schedules import Schedule
 
 
-@elementwise(state=("exp_avg", "exp_avg_sq"))
+def adam_scalars(group: dict, param: Tensor, state: dict) -> dict:
+    # Tensor hyperparameters stay Tensors, as in torch: the step size and the bias
+    # corrections are computed in their dtype (float32), the moment weights in the
+    # parameter's dtype
+    lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+    bias_correction1, bias_correction2 = bias_corrections((beta1, beta2), state["step"])
+    return {"weight1": float(1 - scalar(beta1, param.dtype)), "beta2": float(scalar(beta2)),
+            "one_minus_beta2": float(scalar(1 - beta2)), "bias_correction2_sqrt": float(scalar(bias_correction2**0.5)),
+            "eps": float(eps), "neg_step_size": -float(scalar(lr / bias_correction1))}
+
+
+# weight decay is L2, or decoupled where the group sets decoupled_weight_decay (AdamW)
+@elementwise(state=("exp_avg", "exp_avg_sq"), decay="l2", scalars=adam_scalars)
 def adam(param, grad, exp_avg, exp_avg_sq, weight1, beta2, one_minus_beta2, bias_correction2_sqrt, eps,
          neg_step_size):
     exp_avg = lerp(exp_avg, grad, weight1)
@@ -26,7 +38,7 @@ def adam(param, grad, exp_avg, exp_avg_sq, weight1, beta2, one_minus_beta2, bias
     return param + exp_avg * neg_step_size / denom, exp_avg, exp_avg_sq
 
 
-@elementwise(state=("exp_avg", "exp_avg_sq", "max_exp_avg_sq"))
+@elementwise(state=("exp_avg", "exp_avg_sq", "max_exp_avg_sq"), decay="l2", scalars=adam_scalars)
 def adam_amsgrad(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, weight1, beta2, one_minus_beta2,
                  bias_correction2_sqrt, eps, neg_step_size):
     exp_avg = lerp(exp_avg, grad, weight1)
@@ -116,8 +128,6 @@ class Adam(Optimizer):
     ['exp_avg', 'exp_avg_sq', 'step']
     """
 
-    _sparse_refusal = "Adam does not support sparse gradients, please consider SparseAdam instead"
-
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-3,
                  betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
@@ -130,7 +140,7 @@ class Adam(Optimizer):
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         if isinstance(group["lr"], Tensor) and group["foreach"] and not group["capturable"]:
             raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
         _checks.learning_rate(group["lr"])
@@ -141,25 +151,17 @@ class Adam(Optimizer):
                 or all(isinstance(b, Tensor) for b in group["betas"])):
             raise ValueError("betas must be either both floats or both Tensors")
 
+    def check_sparse(self, group: dict) -> None:
+        raise RuntimeError("Adam does not support sparse gradients, please consider SparseAdam instead")
+
     def init_state(self, param: Tensor, group: dict) -> dict:
         state = {"step": 0, "exp_avg": _factory.zeros_like(param), "exp_avg_sq": _factory.zeros_like(param)}
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = _factory.zeros_like(param)
         return state
 
-    _weight_decay = "l2"  # or decoupled, where the group sets decoupled_weight_decay
-
     def elementwise_rule(self, group: dict) -> Rule | None:
         return adam_amsgrad if group["amsgrad"] else adam
-
-    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
-        # Tensor hyperparameters stay Tensors, as in torch: the step size and the bias
-        # corrections are computed in their dtype (float32), the moment weights in the
-        # parameter's dtype
-        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-        bias_correction1, bias_correction2 = bias_corrections((beta1, beta2), state["step"])
-        return (float(1 - scalar(beta1, param.dtype)), float(scalar(beta2)), float(scalar(1 - beta2)),
-                float(scalar(bias_correction2**0.5)), float(eps), -float(scalar(lr / bias_correction1)))
 
 
 class AdamW(Adam):
@@ -227,6 +229,6 @@ class AdamW(Adam):
                          foreach=foreach, maximize=maximize, capturable=capturable,
                          differentiable=differentiable, fused=fused, decoupled_weight_decay=True)
 
-    def _check_hyperparameters(self, group):
-        super()._check_hyperparameters(group)
+    def check(self, group: dict) -> None:
+        super().check(group)
         group["decoupled_weight_decay"] = True

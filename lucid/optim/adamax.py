@@ -16,7 +16,13 @@ if TYPE_CHECKING:
     from .schedules import Schedule
 
 
-@elementwise(state=("exp_avg", "exp_inf"))
+def adamax_scalars(group: dict, param: Tensor, state: dict) -> dict:
+    lr, (beta1, beta2) = group["lr"], group["betas"]
+    clr = lr / (1 - beta1 ** state["step"])
+    return {"weight1": float(1 - beta1), "beta2": float(beta2), "eps": float(group["eps"]), "neg_clr": -float(scalar(clr))}
+
+
+@elementwise(state=("exp_avg", "exp_inf"), decay="l2", scalars=adamax_scalars)
 def adamax(param, grad, exp_avg, exp_inf, weight1, beta2, eps, neg_clr):
     exp_avg = lerp(exp_avg, grad, weight1)
     exp_inf = maximum(exp_inf * beta2, abs(grad) + eps)
@@ -97,7 +103,7 @@ class Adamax(Optimizer):
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])
         _checks.epsilon(group["eps"])
         _checks.betas(group["betas"])
@@ -106,12 +112,5 @@ class Adamax(Optimizer):
     def init_state(self, param: Tensor, group: dict) -> dict:
         return {"step": 0, "exp_avg": _factory.zeros_like(param), "exp_inf": _factory.zeros_like(param)}
 
-    _weight_decay = "l2"
-
     def elementwise_rule(self, group: dict) -> Rule | None:
         return adamax
-
-    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
-        lr, (beta1, beta2) = group["lr"], group["betas"]
-        clr = lr / (1 - beta1 ** state["step"])
-        return float(1 - beta1), float(beta2), float(group["eps"]), -float(scalar(clr))

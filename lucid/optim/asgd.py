@@ -17,7 +17,18 @@ if TYPE_CHECKING:
     from .schedules import Schedule
 
 
-@elementwise(state=("ax",))
+def asgd_scalars(group: dict, param: Tensor, state: dict) -> dict:
+    lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
+    eta, mu, step = state["eta"], state["mu"], state["step"]
+    eta_value, mu_value = eta.item(), mu.item()
+    # the values for the next step, as torch updates them after this one
+    eta.fill_(lr / ((1 + lambd * lr * step) ** alpha))
+    mu.fill_(1 / max(1, step - t0))
+    return {"decay": float(1 - lambd * eta_value), "neg_eta": -eta_value, "mu": mu_value, "averaging": mu_value != 1}
+
+
+# eta and mu are each parameter's own (float32) state: the scalars are computed per parameter
+@elementwise(state=("ax",), decay="l2", scalars=asgd_scalars, depends_on=None)
 def asgd(param, grad, ax, decay, neg_eta, mu, averaging):
     param = param * decay + grad * neg_eta
     if averaging:
@@ -102,7 +113,7 @@ class ASGD(Optimizer):
     (['ax', 'eta', 'mu', 'step'], lucid.float32)
     """
 
-    _float32_state = frozenset({"eta", "mu"})
+    float32_keys = frozenset({"eta", "mu"})
 
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
                  t0: float = 1e6, weight_decay: float = 0, foreach: bool | None = None, maximize: bool = False,
@@ -112,7 +123,7 @@ class ASGD(Optimizer):
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])
         _checks.non_negative("weight_decay", group["weight_decay"])
 
@@ -120,17 +131,5 @@ class ASGD(Optimizer):
         return {"step": 0, "eta": float32_state(group["lr"], param), "mu": float32_state(1.0, param),
                 "ax": _factory.zeros_like(param)}
 
-    _weight_decay = "l2"
-    _per_param_scalars = True  # eta and mu are each parameter's own (float32) state
-
     def elementwise_rule(self, group: dict) -> Rule | None:
         return asgd
-
-    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
-        lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
-        eta, mu, step = state["eta"], state["mu"], state["step"]
-        eta_value, mu_value = eta.item(), mu.item()
-        # the values for the next step, as torch updates them after this one
-        eta.fill_(lr / ((1 + lambd * lr * step) ** alpha))
-        mu.fill_(1 / max(1, step - t0))
-        return float(1 - lambd * eta_value), -eta_value, mu_value, mu_value != 1

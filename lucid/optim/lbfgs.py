@@ -251,7 +251,7 @@ class LBFGS(Optimizer):
                         line_search_fn=line_search_fn)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         lr = group["lr"]
         if isinstance(lr, Tensor) and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
@@ -261,6 +261,10 @@ class LBFGS(Optimizer):
             # torch raises RuntimeError("only 'strong_wolfe' is supported") at the first step
             raise ValueError(f"line_search_fn must be None or 'strong_wolfe', got {group['line_search_fn']!r}: "
                              "only 'strong_wolfe' is supported")
+        # one flat vector of every parameter: torch has no multi-device LBFGS either, and fails late
+        devices = sorted({p.device for p in group.get("params", ())})
+        if len(devices) > 1:
+            raise ValueError(f"LBFGS needs every parameter on one device, got parameters on {devices}")
 
     def add_param_group(self, param_group: dict) -> None:
         # torch accepts a second group here and fails at the next step; lucid refuses it now
@@ -268,16 +272,10 @@ class LBFGS(Optimizer):
             raise ValueError(_ONE_GROUP)
         super().add_param_group(param_group)
 
-    def _on_new_group(self, group):
-        # one flat vector of every parameter: torch has no multi-device LBFGS either, and fails late
-        devices = sorted({p.device for p in group["params"]})
-        if len(devices) > 1:
-            raise ValueError(f"LBFGS needs every parameter on one device, got parameters on {devices}")
-
     def init_state(self, param: Tensor, group: dict) -> dict:
         return {"func_evals": 0, "n_iter": 0}
 
-    def step(self, closure: Callable[[], Tensor]) -> Tensor | None:  # type: ignore[override]  # needs the closure, as torch's
+    def step(self, closure: Callable[[], Tensor]) -> Tensor | None:  # needs the closure, as torch's
         """Run up to ``max_iter`` L-BFGS iterations; ``closure`` is required.
 
         Parameters
@@ -338,7 +336,7 @@ class LBFGS(Optimizer):
         return loss, flat_grad
 
     # --- the step ------------------------------------------------------------------------
-    def _step(self, closure):
+    def run_step(self, closure: Callable[[], Tensor] | None) -> Tensor | None:
         if closure is None:
             raise TypeError("LBFGS.step() missing 1 required positional argument: 'closure'")
         group = self.param_groups[0]
@@ -470,8 +468,7 @@ class LBFGS(Optimizer):
             state[key] = _follow(value, first)
         return state
 
-    def _load_param_state(self, index, param, group, saved):
-        state = super()._load_param_state(index, param, group, saved)
+    def loaded_state(self, index: int, param: Tensor, group: dict, state: dict) -> dict:
         size = sum(p.numel() for p in group["params"])
         for key, value in state.items():
             state[key] = value = _follow(value, param)

@@ -16,7 +16,13 @@ if TYPE_CHECKING:
     from .schedules import Schedule
 
 
-@elementwise(state=("exp_avg",))
+def lion_scalars(group: dict, param: Tensor, state: dict) -> dict:
+    beta1, beta2 = group["betas"]
+    return {"beta1": float(beta1), "one_minus_beta1": float(1 - beta1), "beta2": float(beta2),
+            "one_minus_beta2": float(1 - beta2), "neg_lr": -float(scalar(group["lr"]))}
+
+
+@elementwise(state=("exp_avg",), decay="decoupled", scalars=lion_scalars)
 def lion(param, grad, exp_avg, beta1, one_minus_beta1, beta2, one_minus_beta2, neg_lr):
     direction = exp_avg * beta1 + grad * one_minus_beta1
     return param + sign(direction) * neg_lr, exp_avg * beta2 + grad * one_minus_beta2
@@ -91,7 +97,7 @@ class Lion(Optimizer):
         defaults = dict(lr=lr, betas=tuple(betas), weight_decay=weight_decay, maximize=maximize)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])
         _checks.betas(group["betas"])
         _checks.non_negative("weight_decay", group["weight_decay"])
@@ -99,11 +105,5 @@ class Lion(Optimizer):
     def init_state(self, param: Tensor, group: dict) -> dict:
         return {"exp_avg": _factory.zeros_like(param)}
 
-    _weight_decay = "decoupled"
-
     def elementwise_rule(self, group: dict) -> Rule | None:
         return lion
-
-    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
-        beta1, beta2 = group["betas"]
-        return float(beta1), float(1 - beta1), float(beta2), float(1 - beta2), -float(scalar(group["lr"]))

@@ -147,7 +147,7 @@ class Muon(Optimizer):
                         ns_coefficients=ns_coefficients, eps=eps, ns_steps=ns_steps, adjust_lr_fn=adjust_lr_fn)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         if isinstance(group["lr"], Tensor) and group["lr"].numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= group["lr"]:
@@ -158,9 +158,7 @@ class Muon(Optimizer):
             raise ValueError(f"weight decay should be >= 0 but is: {group['weight_decay']}")
         if group["adjust_lr_fn"] not in _ADJUST_LR_FNS:
             raise ValueError(f"Adjust learning rate function {group['adjust_lr_fn']} is not supported")
-
-    def _on_new_group(self, group):
-        for param in group["params"]:
+        for param in group.get("params", ()):
             if param.ndim != 2:
                 raise ValueError(
                     f"Muon only supports 2D parameters whereas we found a parameter with size: {param.shape}"

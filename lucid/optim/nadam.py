@@ -23,7 +23,50 @@ def moments(grad, exp_avg, exp_avg_sq, weight1, beta2, one_minus_beta2):
     return lerp(exp_avg, grad, weight1), exp_avg_sq * beta2 + grad * grad * one_minus_beta2
 
 
-@elementwise(state=("exp_avg", "exp_avg_sq"))
+def moment_scalars(group: dict) -> dict:
+    """The scalars of :func:`moments`."""
+    beta1, beta2 = group["betas"]
+    return {"weight1": float(1 - beta1), "beta2": float(beta2), "one_minus_beta2": float(1 - beta2)}
+
+
+def nadam_scalars(group: dict, param: Tensor, state: dict) -> dict:
+    lr, (beta1, beta2), psi = group["lr"], group["betas"], group["momentum_decay"]
+    step = state["step"]
+    mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
+    mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
+    mu_product = state["mu_product"].mul_(mu).item()  # float32 arithmetic, as torch's
+    return {**moment_scalars(group), "bias_correction2": float(1 - beta2**step), "eps": float(group["eps"]),
+            "grad_step": float(scalar(-lr * (1.0 - mu) / (1.0 - mu_product))),
+            "momentum_step": float(scalar((-lr * mu_next) / (1.0 - mu_product * mu_next)))}
+
+
+def radam_scalars(group: dict, param: Tensor, state: dict) -> dict:
+    lr, (beta1, beta2), step = group["lr"], group["betas"], state["step"]
+    bias_correction1, bias_correction2 = bias_corrections((beta1, beta2), step)
+    rho_inf = 2 / (1 - beta2) - 1
+    rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+    rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5 if rho_t > 5.0 else 1.0
+    return {**moment_scalars(group), "bias_correction1": float(bias_correction1), "lr": float(scalar(lr)),
+            "rectified": bool(rho_t > 5.0), "one": 1.0, "eps": float(group["eps"]),
+            "bias_correction2_sqrt": float(bias_correction2**0.5), "rect": float(rect)}
+
+
+def check_adam_like(group: dict) -> None:
+    """What NAdam and RAdam check as Adam does."""
+    _checks.learning_rate(group["lr"])
+    _checks.epsilon(group["eps"])
+    _checks.betas(group["betas"])
+    _checks.non_negative("weight_decay", group["weight_decay"])
+
+
+def moments_state(param: Tensor) -> dict:
+    """The state NAdam and RAdam start from, as Adam's."""
+    return {"step": 0, "exp_avg": _factory.zeros_like(param), "exp_avg_sq": _factory.zeros_like(param)}
+
+
+# weight decay is L2, or decoupled where the group sets decoupled_weight_decay; mu_product is
+# each parameter's own (float32) state: NAdam's scalars are computed per parameter
+@elementwise(state=("exp_avg", "exp_avg_sq"), decay="l2", scalars=nadam_scalars, depends_on=None)
 def nadam(param, grad, exp_avg, exp_avg_sq, weight1, beta2, one_minus_beta2, bias_correction2, eps, grad_step,
           momentum_step):
     exp_avg, exp_avg_sq = moments(grad, exp_avg, exp_avg_sq, weight1, beta2, one_minus_beta2)
@@ -32,7 +75,7 @@ def nadam(param, grad, exp_avg, exp_avg_sq, weight1, beta2, one_minus_beta2, bia
     return param + exp_avg * momentum_step / denom, exp_avg, exp_avg_sq
 
 
-@elementwise(state=("exp_avg", "exp_avg_sq"))
+@elementwise(state=("exp_avg", "exp_avg_sq"), decay="l2", scalars=radam_scalars)
 def radam(param, grad, exp_avg, exp_avg_sq, weight1, beta2, one_minus_beta2, bias_correction1, lr, rectified,
           one, eps, bias_correction2_sqrt, rect):
     exp_avg, exp_avg_sq = moments(grad, exp_avg, exp_avg_sq, weight1, beta2, one_minus_beta2)
@@ -42,27 +85,7 @@ def radam(param, grad, exp_avg, exp_avg_sq, weight1, beta2, one_minus_beta2, bia
     return param - update, exp_avg, exp_avg_sq
 
 
-class _AdamLike(Optimizer):
-    """What NAdam and RAdam share with Adam: validation and the two moments."""
-
-    def _check_hyperparameters(self, group):
-        _checks.learning_rate(group["lr"])
-        _checks.epsilon(group["eps"])
-        _checks.betas(group["betas"])
-        _checks.non_negative("weight_decay", group["weight_decay"])
-
-    def init_state(self, param: Tensor, group: dict) -> dict:
-        return {"step": 0, "exp_avg": _factory.zeros_like(param), "exp_avg_sq": _factory.zeros_like(param)}
-
-    _weight_decay = "l2"  # or decoupled, where the group sets decoupled_weight_decay
-
-    @staticmethod
-    def _moment_scalars(group):
-        beta1, beta2 = group["betas"]
-        return float(1 - beta1), float(beta2), float(1 - beta2)
-
-
-class NAdam(_AdamLike):
+class NAdam(Optimizer):
     r"""NAdam, Adam with Nesterov momentum (Dozat, 2016), as torch.optim.NAdam.
 
     .. math::
@@ -142,7 +165,7 @@ class NAdam(_AdamLike):
     lucid.float32
     """
 
-    _float32_state = frozenset({"mu_product"})
+    float32_keys = frozenset({"mu_product"})
 
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0,
@@ -154,32 +177,18 @@ class NAdam(_AdamLike):
                         maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
-        super()._check_hyperparameters(group)
+    def check(self, group: dict) -> None:
+        check_adam_like(group)
         _checks.non_negative("momentum_decay", group["momentum_decay"])
 
     def init_state(self, param: Tensor, group: dict) -> dict:
-        state = super().init_state(param, group)
-        state["mu_product"] = float32_state(1.0, param)
-        return state
-
-    _per_param_scalars = True  # mu_product is each parameter's own (float32) state
+        return {**moments_state(param), "mu_product": float32_state(1.0, param)}
 
     def elementwise_rule(self, group: dict) -> Rule | None:
         return nadam
 
-    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
-        lr, (beta1, beta2), psi = group["lr"], group["betas"], group["momentum_decay"]
-        step = state["step"]
-        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
-        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
-        mu_product = state["mu_product"].mul_(mu).item()  # float32 arithmetic, as torch's
-        return (*self._moment_scalars(group), float(1 - beta2**step), float(group["eps"]),
-                float(scalar(-lr * (1.0 - mu) / (1.0 - mu_product))),
-                float(scalar((-lr * mu_next) / (1.0 - mu_product * mu_next))))
 
-
-class RAdam(_AdamLike):
+class RAdam(Optimizer):
     r"""RAdam, Adam with a rectified adaptive rate (Liu et al., 2020), as torch.optim.RAdam.
 
     .. math::
@@ -266,14 +275,11 @@ class RAdam(_AdamLike):
                         differentiable=differentiable)
         super().__init__(params, defaults)
 
+    def check(self, group: dict) -> None:
+        check_adam_like(group)
+
+    def init_state(self, param: Tensor, group: dict) -> dict:
+        return moments_state(param)
+
     def elementwise_rule(self, group: dict) -> Rule | None:
         return radam
-
-    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
-        lr, (beta1, beta2), step = group["lr"], group["betas"], state["step"]
-        bias_correction1, bias_correction2 = bias_corrections((beta1, beta2), step)
-        rho_inf = 2 / (1 - beta2) - 1
-        rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
-        rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5 if rho_t > 5.0 else 1.0
-        return (*self._moment_scalars(group), float(bias_correction1), float(scalar(lr)), bool(rho_t > 5.0), 1.0,
-                float(group["eps"]), float(bias_correction2**0.5), float(rect))

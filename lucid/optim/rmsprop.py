@@ -16,16 +16,25 @@ if TYPE_CHECKING:
     from .schedules import Schedule
 
 
+def rmsprop_scalars(group: dict, param: Tensor, state: dict) -> dict:
+    alpha = group["alpha"]
+    scalars = {"alpha": float(alpha), "one_minus_alpha": float(1 - alpha), "eps": float(group["eps"]),
+               "neg_lr": -float(scalar(group["lr"]))}
+    if group["momentum"] > 0:
+        scalars["momentum"] = float(group["momentum"])
+    return scalars
+
+
 # square_avg - grad_avg**2 is torch's addcmul_(grad_avg, grad_avg, value=-1): the same rounding
 
 
-@elementwise(state=("square_avg",))
+@elementwise(state=("square_avg",), decay="l2", scalars=rmsprop_scalars)
 def rmsprop(param, grad, square_avg, alpha, one_minus_alpha, eps, neg_lr):
     square_avg = square_avg * alpha + grad * grad * one_minus_alpha
     return param + grad * neg_lr / (sqrt(square_avg) + eps), square_avg
 
 
-@elementwise(state=("square_avg", "grad_avg"))
+@elementwise(state=("square_avg", "grad_avg"), decay="l2", scalars=rmsprop_scalars)
 def rmsprop_centered(param, grad, square_avg, grad_avg, alpha, one_minus_alpha, eps, neg_lr):
     square_avg = square_avg * alpha + grad * grad * one_minus_alpha
     grad_avg = lerp(grad_avg, grad, one_minus_alpha)
@@ -33,14 +42,14 @@ def rmsprop_centered(param, grad, square_avg, grad_avg, alpha, one_minus_alpha, 
     return param + grad * neg_lr / avg, square_avg, grad_avg
 
 
-@elementwise(state=("square_avg", "momentum_buffer"))
+@elementwise(state=("square_avg", "momentum_buffer"), decay="l2", scalars=rmsprop_scalars)
 def rmsprop_momentum(param, grad, square_avg, momentum_buffer, alpha, one_minus_alpha, eps, momentum, neg_lr):
     square_avg = square_avg * alpha + grad * grad * one_minus_alpha
     momentum_buffer = momentum_buffer * momentum + grad / (sqrt(square_avg) + eps)
     return param + momentum_buffer * neg_lr, square_avg, momentum_buffer
 
 
-@elementwise(state=("square_avg", "grad_avg", "momentum_buffer"))
+@elementwise(state=("square_avg", "grad_avg", "momentum_buffer"), decay="l2", scalars=rmsprop_scalars)
 def rmsprop_centered_momentum(param, grad, square_avg, grad_avg, momentum_buffer, alpha, one_minus_alpha, eps,
                               momentum, neg_lr):
     square_avg = square_avg * alpha + grad * grad * one_minus_alpha
@@ -134,7 +143,7 @@ class RMSprop(Optimizer):
                         maximize=maximize, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])
         _checks.epsilon(group["eps"])
         _checks.non_negative("momentum", group["momentum"])
@@ -149,15 +158,7 @@ class RMSprop(Optimizer):
             state["grad_avg"] = _factory.zeros_like(param)
         return state
 
-    _weight_decay = "l2"
-
     def elementwise_rule(self, group: dict) -> Rule | None:
         if group["momentum"] > 0:
             return rmsprop_centered_momentum if group["centered"] else rmsprop_momentum
         return rmsprop_centered if group["centered"] else rmsprop
-
-    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
-        alpha, neg_lr = group["alpha"], -float(scalar(group["lr"]))
-        if group["momentum"] > 0:
-            return float(alpha), float(1 - alpha), float(group["eps"]), float(group["momentum"]), neg_lr
-        return float(alpha), float(1 - alpha), float(group["eps"]), neg_lr

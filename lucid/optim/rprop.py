@@ -16,7 +16,13 @@ if TYPE_CHECKING:
     from .schedules import Schedule
 
 
-@elementwise(state=("prev", "step_size"))
+def rprop_scalars(group: dict, param: Tensor, state: dict) -> dict:
+    (etaminus, etaplus), (step_size_min, step_size_max) = group["etas"], group["step_sizes"]
+    return {"etaminus": float(etaminus), "etaplus": float(etaplus), "step_size_min": float(step_size_min),
+            "step_size_max": float(step_size_max), "zero": 0.0, "one": 1.0}
+
+
+@elementwise(state=("prev", "step_size"), scalars=rprop_scalars)
 def rprop(param, grad, prev, step_size, etaminus, etaplus, step_size_min, step_size_max, zero, one):
     same_sign = sign(grad * prev)
     factor = where(same_sign > zero, etaplus, where(same_sign < zero, etaminus, where(same_sign == zero, one, same_sign)))
@@ -107,7 +113,7 @@ class Rprop(Optimizer):
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])
         etaminus, etaplus = group["etas"]
         if not 0.0 < etaminus < 1.0 < etaplus:
@@ -119,7 +125,3 @@ class Rprop(Optimizer):
 
     def elementwise_rule(self, group: dict) -> Rule | None:
         return rprop
-
-    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
-        (etaminus, etaplus), (step_size_min, step_size_max) = group["etas"], group["step_sizes"]
-        return float(etaminus), float(etaplus), float(step_size_min), float(step_size_max), 0.0, 1.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from operator import methodcaller
 from typing import TYPE_CHECKING
 
 from .._sparse import SparseTensor
@@ -16,19 +17,38 @@ if TYPE_CHECKING:
     from .schedules import Schedule
 
 
-@elementwise()
+def sgd_scalars(group: dict, param: Tensor, state: dict) -> dict:
+    neg_lr = -float(scalar(group["lr"]))
+    momentum = group["momentum"]
+    if momentum == 0:
+        return {"neg_lr": neg_lr}
+    decay, one_minus_dampening = momentum, 1 - group["dampening"]
+    if "momentum_buffer" not in state:  # torch's first step: the buffer (zeros) becomes the gradient
+        decay, one_minus_dampening = 0.0, 1.0
+    scalars = {"decay": decay, "one_minus_dampening": one_minus_dampening, "neg_lr": neg_lr}
+    if group["nesterov"]:
+        scalars["momentum"] = momentum
+    return scalars
+
+
+#: What SGD's scalars depend on: a parameter's first momentum step has its own
+#: (``"momentum_buffer" in state``, a C callable: the step's plan calls it per parameter).
+has_momentum_buffer = methodcaller("__contains__", "momentum_buffer")
+
+
+@elementwise(decay="l2", scalars=sgd_scalars)
 def sgd(param, grad, neg_lr):
     return (param + grad * neg_lr,)
 
 
-@elementwise(state=("momentum_buffer",))
+@elementwise(state=("momentum_buffer",), decay="l2", scalars=sgd_scalars, depends_on=has_momentum_buffer)
 def sgd_momentum(param, grad, momentum_buffer, decay, one_minus_dampening, neg_lr):
     # on the first step decay is 0 and one_minus_dampening 1: the buffer becomes the gradient
     momentum_buffer = momentum_buffer * decay + grad * one_minus_dampening
     return param + momentum_buffer * neg_lr, momentum_buffer
 
 
-@elementwise(state=("momentum_buffer",))
+@elementwise(state=("momentum_buffer",), decay="l2", scalars=sgd_scalars, depends_on=has_momentum_buffer)
 def sgd_nesterov(param, grad, momentum_buffer, decay, one_minus_dampening, momentum, neg_lr):
     momentum_buffer = momentum_buffer * decay + grad * one_minus_dampening
     return param + (grad + momentum_buffer * momentum) * neg_lr, momentum_buffer
@@ -122,42 +142,24 @@ class SGD(Optimizer):
                         differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])
         _checks.non_negative("momentum", group["momentum"])
         _checks.non_negative("weight_decay", group["weight_decay"])
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
 
-    _sparse_grads = True
-
-    def _check_sparse_grad(self, group):
+    def check_sparse(self, group: dict) -> None:
         if group["weight_decay"] != 0:  # grad.add(param) fails in torch, before any change here
             raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
 
     def state_shapes(self, param: Tensor, group: dict) -> dict:
         return {"momentum_buffer": param.shape}
 
-    _weight_decay = "l2"
-    def _scalars_key(self, state):
-        return "momentum_buffer" in state  # a parameter's first momentum step has its own scalars
-
     def elementwise_rule(self, group: dict) -> Rule | None:
         if group["momentum"] == 0:
             return sgd
         return sgd_nesterov if group["nesterov"] else sgd_momentum
-
-    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
-        neg_lr = -float(scalar(group["lr"]))
-        momentum = group["momentum"]
-        if momentum == 0:
-            return (neg_lr,)
-        decay, one_minus_dampening = momentum, 1 - group["dampening"]
-        if "momentum_buffer" not in state:  # torch's first step: the buffer (zeros) becomes the gradient
-            decay, one_minus_dampening = 0.0, 1.0
-        if group["nesterov"]:
-            return decay, one_minus_dampening, momentum, neg_lr
-        return decay, one_minus_dampening, neg_lr
 
     def update(self, param: Tensor, grad: Tensor | SparseTensor, state: dict, group: dict) -> None:
         if isinstance(grad, SparseTensor):

@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING
 
 from .. import _factory
 from .._sparse import SparseTensor
-from .._tensor import run_rule_
 from . import _checks
-from .elementwise import elementwise, sqrt
+from .elementwise import elementwise, run_rule, sqrt
 from .optimizer import Optimizer, scalar
 
 if TYPE_CHECKING:
@@ -20,7 +19,15 @@ if TYPE_CHECKING:
     from .schedules import Schedule
 
 
-@elementwise(state=("exp_avg", "exp_avg_sq"))
+def sparse_adam_scalars(group: dict, param: Tensor, state: dict) -> dict:
+    lr, (beta1, beta2), eps, step = group["lr"], group["betas"], group["eps"], state["step"]
+    # torch keeps lr's type here: a Tensor lr computes the step size in its dtype
+    step_size = scalar(lr) * math.sqrt(1 - beta2**step) / (1 - beta1**step)
+    return {"one_minus_beta1": float(1 - beta1), "one_minus_beta2": float(1 - beta2), "eps": float(eps),
+            "neg_step_size": -float(step_size)}
+
+
+@elementwise(state=("exp_avg", "exp_avg_sq"), scalars=sparse_adam_scalars)
 def sparse_adam(param, grad, exp_avg, exp_avg_sq, one_minus_beta1, one_minus_beta2, eps, neg_step_size):
     """One touched row's element: Adam's moments and step, with torch's order of operations."""
     exp_avg = exp_avg + (grad - exp_avg) * one_minus_beta1
@@ -117,14 +124,12 @@ class SparseAdam(Optimizer):
     1
     """
 
-    _sparse_grads = True
-
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, maximize: bool = False) -> None:
         """Initialise the SparseAdam. See the class docstring for parameter semantics."""
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, maximize=maximize))
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         # a schedule may start at 0 (a warm-up); torch's strict check is for a number lr
         _checks.learning_rate(group["lr"], strict="lr_schedule" not in group)
         _checks.epsilon(group["eps"], strict=True)
@@ -160,6 +165,9 @@ class SparseAdam(Optimizer):
         >>> optimizer.step()
         """
         return super().step(closure)
+
+    def check_sparse(self, group: dict) -> None:
+        pass  # row-sparse gradients are what SparseAdam is for
 
     def state_shapes(self, param: Tensor, group: dict) -> dict:
         # without building a fresh state: two table-sized arrays just to read their shape
@@ -201,12 +209,9 @@ class SparseAdam(Optimizer):
         >>> (table != 0).any(dim=1).tolist()
         [False, True, False]
         """
-        lr, (beta1, beta2), eps, step = group["lr"], group["betas"], group["eps"], state["step"]
-        # torch keeps lr's type here: a Tensor lr computes the step size in its dtype
-        step_size = scalar(lr) * math.sqrt(1 - beta2**step) / (1 - beta1**step)
-        scalars = (float(1 - beta1), float(1 - beta2), float(eps), -float(step_size))
+        scalars = sparse_adam.scalar_values(group, param, state)
         tensors = (param, state["exp_avg"], state["exp_avg_sq"])
         gathered = tuple(tensor.index_select(0, rows) for tensor in tensors)
-        run_rule_(sparse_adam, [(gathered, grad, (False, None, None), scalars)])  # in place, on the rows
+        run_rule(sparse_adam, [(gathered, grad, scalars)])  # in place, on the rows
         for tensor, rows_of_tensor in zip(tensors, gathered):
             tensor.index_copy_(0, rows, rows_of_tensor)

@@ -25,7 +25,7 @@ from .._autograd import enable_grad, no_grad
 from .._tensor import Tensor, eval as lucid_eval
 from .._ops.reduction import all as _all
 from .._ops.shape import stack as _stack
-from ._state_dict import _copy
+from ._state_dict import deep_copy
 
 if TYPE_CHECKING:
     from ._state import OptimizerState
@@ -377,7 +377,7 @@ class GradientAccumulation(_OptimizerWrapper):
         for index, param in enumerate(self._params()):
             total = self._sums.get(id(param))
             if total is not None:
-                sums[index] = _copy(total)
+                sums[index] = deep_copy(total)
         own = {"steps": self.steps, "average": self.average, "micro_step": self.micro_step, "partial_sums": sums}
         return {"optimizer": self.optimizer.state_dict(), "accumulation": own}
 
@@ -431,7 +431,7 @@ class GradientAccumulation(_OptimizerWrapper):
                 raise ValueError(
                     f"the saved partial sum of parameter {index} has shape {value.shape}, expected {param.shape}"
                 )
-            sums[id(param)] = _copy(value.detach().to(param.device, param.dtype))
+            sums[id(param)] = deep_copy(value.detach().to(param.device, param.dtype))
         self.optimizer.load_state_dict(state_dict["optimizer"])  # checks before changing anything
         self.steps, self.average, self.micro_step, self._sums = steps, own["average"], micro_step, sums
         self.stepped = False

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..._autograd import no_grad
-from ...optim.optimizer import Optimizer
+from ...optim.optimizer import Optimizer, with_step_hooks
 from .. import collectives
 
 if TYPE_CHECKING:
@@ -154,6 +154,7 @@ class ZeroRedundancyOptimizer(Optimizer):
             _sync_param_groups(self.optim.param_groups, self.param_groups)
 
     # --- stepping ---------------------------------------------------------------------
+    @with_step_hooks  # the base's step is not called: its hooks run here
     def step(self, closure: Callable[[], Tensor] | None = None) -> Tensor | None:
         """Update this process's shard with its optimizer, then share every shard's values.
 
@@ -175,7 +176,7 @@ class ZeroRedundancyOptimizer(Optimizer):
         tensor([0., 0.])
         >>> dist.destroy_process_group()
         """
-        self._opt_called = True  # lr schedulers read it, as from every optimizer's step
+        self._steps_taken += 1  # Optimizer.step_count, which lr schedulers read
         _sync_param_groups(self.param_groups, self.optim.param_groups)
         loss = self.optim.step() if closure is None else self.optim.step(closure)
         _sync_param_groups(self.optim.param_groups, self.param_groups)

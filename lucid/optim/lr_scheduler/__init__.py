@@ -30,7 +30,7 @@ past ``total_steps``) leaves the scheduler's counters as they were.
 
 Calling the scheduler's ``step()`` before the optimizer's first ``step()`` warns, as in
 torch. lucid does not wrap the optimizer's ``step`` to find out: :meth:`Optimizer.step
-<lucid.optim.Optimizer.step>` itself sets ``optimizer._opt_called``.
+<lucid.optim.Optimizer.step>` itself counts ``optimizer.step_count``.
 
 Examples
 --------

@@ -181,7 +181,7 @@ class LRScheduler:
     def _warn_on_step_order(self) -> None:
         if self.optimizer.__dict__.get("step") is not _WATCHED_STEP.get(self):
             warnings.warn(_OVERRIDDEN_WARNING, UserWarning, stacklevel=3)
-        elif not getattr(self.optimizer, "_opt_called", False):
+        elif not getattr(self.optimizer, "step_count", 0):
             warnings.warn(_ORDER_WARNING, UserWarning, stacklevel=3)
 
     # --- state -----------------------------------------------------------------------------
