@@ -119,10 +119,16 @@ def test_a_step_that_raises_changes_nothing(name, shapes, before, seed, bad):
     set_grads(params, before + 1)
     p = params[bad % len(params)]
     p.grad = lucid.sparse_coo_tensor(lucid.tensor([[0]]), lucid.ones(1, *p.shape[1:], dtype=p.dtype), p.shape)
-    expected = record(opt, params)
+    expected, groups = record(opt, params), _hyperparameters(opt)
     with pytest.raises(RuntimeError, match="does not support sparse gradients"):
         opt.step()
     assert_records_equal(record(opt, params), expected)
+    assert _hyperparameters(opt) == groups  # ADOPT's group step count too
+
+
+def _hyperparameters(opt) -> list[dict]:
+    """Each group's entries but its parameters, as text (a Tensor lr compares by its value)."""
+    return [{key: repr(value) for key, value in group.items() if key != "params"} for group in opt.param_groups]
 
 
 @PROPERTY

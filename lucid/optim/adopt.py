@@ -10,18 +10,28 @@ from .elementwise import elementwise, lerp, maximum, minimum, sqrt
 from .optimizer import Optimizer, scalar
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .._tensor import Tensor
     from .elementwise import Rule
     from .optimizer import ParamsT
     from .schedules import Schedule
 
 
-@elementwise(state=("exp_avg", "exp_avg_sq"))
+def adopt_scalars(group: dict, param: Tensor, state: dict) -> dict:
+    beta1, beta2 = group["betas"]
+    return {"clip": group["step"] ** 0.25, "weight1": float(1 - beta1), "beta2": float(beta2),
+            "one_minus_beta2": float(1 - beta2), "eps": float(group["eps"]), "neg_lr": -float(scalar(group["lr"]))}
+
+
+# the group's first step only measures the gradient: v_0 = g_0^2
+@elementwise(state=("exp_avg", "exp_avg_sq"), decay="l2", scalars=lambda group, param, state: {}, depends_on=None)
 def adopt_first(param, grad, exp_avg, exp_avg_sq):
     return param, exp_avg, exp_avg_sq + grad * grad
 
 
-@elementwise(state=("exp_avg", "exp_avg_sq"))
+# weight decay is L2, or decoupled where the group sets decoupled_weight_decay
+@elementwise(state=("exp_avg", "exp_avg_sq"), decay="l2", scalars=adopt_scalars, depends_on=lambda state: None)
 def adopt(param, grad, exp_avg, exp_avg_sq, clip, weight1, beta2, one_minus_beta2, eps, neg_lr):
     normed = minimum(maximum(grad / maximum(sqrt(exp_avg_sq), eps), -clip), clip)
     exp_avg = lerp(exp_avg, normed, weight1)
@@ -116,7 +126,7 @@ class ADOPT(Optimizer):
                         decoupled_weight_decay=decoupled_weight_decay, maximize=maximize)
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group):
+    def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])
         _checks.epsilon(group["eps"])
         _checks.betas(group["betas"])
@@ -125,18 +135,20 @@ class ADOPT(Optimizer):
     def init_state(self, param: Tensor, group: dict) -> dict:
         return {"exp_avg": _factory.zeros_like(param), "exp_avg_sq": _factory.zeros_like(param)}
 
-    _weight_decay = "l2"  # or decoupled, where the group sets decoupled_weight_decay
-
-    def _update_group(self, group: dict, pairs) -> None:
-        group["step"] = group.get("step", 0) + 1  # the group's count, once its gradients are checked
-        super()._update_group(group, pairs)
-
     def elementwise_rule(self, group: dict) -> Rule | None:
         return adopt_first if group.get("step", 1) == 1 else adopt
 
-    def rule_scalars(self, group: dict, param: Tensor, state: dict) -> tuple:
-        if group.get("step", 1) == 1:
-            return ()
-        beta1, beta2 = group["betas"]
-        return (group["step"] ** 0.25, float(1 - beta1), float(beta2), float(1 - beta2), float(group["eps"]),
-                -float(scalar(group["lr"])))
+    def run_step(self, closure: Callable[[], Tensor] | None) -> Tensor | None:
+        # every group counts the step, as pytorch-optimizer's; a step that raises takes it back
+        counts = [group.get("step") for group in self.param_groups]
+        for group, count in zip(self.param_groups, counts):
+            group["step"] = (count or 0) + 1
+        try:
+            return super().run_step(closure)
+        except BaseException:
+            for group, count in zip(self.param_groups, counts):
+                if count is None:
+                    del group["step"]
+                else:
+                    group["step"] = count
+            raise
