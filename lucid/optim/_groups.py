@@ -75,14 +75,12 @@ class ParamGroups(list):
                 "optimizer contains a parameter group with duplicate parameters; each parameter may "
                 "appear once (torch only warns, then updates it twice per step)"
             )
-        seen = {id(p) for p in self.flat()}
-        for existing in self:
-            if ("param_names" in group) != ("param_names" in existing):
-                kind = "with names" if "param_names" in group else "without names"
-                raise ValueError(
-                    f"all optimizer param groups should be with/without names. cannot add param group {kind} to the optimizer"
-                )
-        if any(id(p) in seen for p in params):
+        if self and ("param_names" in group) != ("param_names" in self[0]):  # the groups agree: the first speaks
+            kind = "with names" if "param_names" in group else "without names"
+            raise ValueError(
+                f"all optimizer param groups should be with/without names. cannot add param group {kind} to the optimizer"
+            )
+        if not {id(p) for p in self.flat()}.isdisjoint(map(id, params)):
             raise ValueError("some parameters appear in more than one parameter group")
         self.append(group)
         self._flat = None

@@ -29,19 +29,14 @@ class OptimizerState(MutableMapping):
         self._fitted: dict[int, tuple[int, ...]] = {}  # by id(param): the shape its state was last checked at
 
     def _param(self, key) -> Tensor:
-        if isinstance(key, Tensor):
-            params = self._groups.flat()
-            if self._ids[0] is not params:
-                self._ids = (params, {id(p) for p in params})
-            if id(key) not in self._ids[1]:
-                raise KeyError("a Tensor that this optimizer does not optimise")
+        params = self._groups.flat()
+        if self._ids[0] is not params:
+            self._ids = (params, {id(p) for p in params})
+        if isinstance(key, Tensor) and id(key) in self._ids[1]:
             return key
-        if isinstance(key, int) and not isinstance(key, bool):
-            params = self._groups.flat()
-            if not 0 <= key < len(params):
-                raise KeyError(key)
+        if isinstance(key, int) and not isinstance(key, bool) and 0 <= key < len(params):
             return params[key]
-        raise KeyError(key)
+        raise KeyError("a Tensor that this optimizer does not optimise" if isinstance(key, Tensor) else key)
 
     def __getitem__(self, key) -> dict:
         param = self._param(key)
@@ -61,12 +56,6 @@ class OptimizerState(MutableMapping):
 
     def __delitem__(self, key) -> None:
         del self.by_id[id(self._param(key))]
-
-    def __contains__(self, key) -> bool:
-        try:
-            return id(self._param(key)) in self.by_id
-        except KeyError:
-            return False
 
     def __iter__(self):
         for index, param in enumerate(self._groups.flat()):

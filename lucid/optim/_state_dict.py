@@ -26,8 +26,7 @@ def deep_copy(value):
 def state_dict(optimizer, hooks) -> dict:
     """``optimizer.state_dict()`` (see :meth:`lucid.optim.Optimizer.state_dict`); ``hooks``
     are its :class:`~lucid.optim._hooks.Hooks`."""
-    for hook in hooks.state_dict_pre.values():
-        hook(optimizer)
+    hooks.run("state_dict_pre", optimizer)
     groups, start = [], 0
     for group in optimizer.param_groups:
         packed = _schedules.to_plain({k: deep_copy(v) for k, v in group.items() if k != "params"})
@@ -35,12 +34,7 @@ def state_dict(optimizer, hooks) -> dict:
         start += len(group["params"])
         groups.append(packed)
     state = {index: deep_copy(optimizer.state[index]) for index in optimizer.state}
-    result = {"state": state, "param_groups": groups}
-    for hook in hooks.state_dict_post.values():
-        replaced = hook(optimizer, result)
-        if replaced is not None:
-            result = replaced
-    return result
+    return hooks.run("state_dict_post", optimizer, {"state": state, "param_groups": groups})
 
 
 def load_state_dict(optimizer, hooks, state_dict: dict) -> None:
@@ -49,17 +43,13 @@ def load_state_dict(optimizer, hooks, state_dict: dict) -> None:
     if not isinstance(state_dict, dict):
         raise ValueError(f"a state dict must be a dict, got {type(state_dict).__name__}")
     state_dict = dict(state_dict)
-    for hook in hooks.load_state_dict_pre.values():
-        replaced = hook(optimizer, state_dict)
-        if replaced is not None:
-            state_dict = replaced
+    state_dict = hooks.run("load_state_dict_pre", optimizer, state_dict)
     new_groups, new_state = _checked_load(optimizer, state_dict)
     for group, new in zip(optimizer.param_groups, new_groups):
         group.clear()
         group.update(new)
     optimizer.state.replace(new_state)
-    for hook in hooks.load_state_dict_post.values():
-        hook(optimizer)
+    hooks.run("load_state_dict_post", optimizer)
 
 
 def _checked_load(optimizer, state_dict: dict):
