@@ -47,9 +47,7 @@ class ParamGroups(list):
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         group = dict(param_group)
-        if "params" not in group:
-            raise KeyError("params")
-        params = group["params"]
+        params = group["params"]  # a KeyError, as torch's, where it is missing
         params = [params] if isinstance(params, Tensor) else _ordered(params, "")
         names = [p[0] for p in params if isinstance(p, tuple)]
         params = [p[1] if isinstance(p, tuple) else p for p in params]

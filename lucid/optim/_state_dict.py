@@ -4,6 +4,7 @@ written against the public faces of its groups, its state and its hooks."""
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 import numbers
 
@@ -27,12 +28,10 @@ def state_dict(optimizer, hooks) -> dict:
     """``optimizer.state_dict()`` (see :meth:`lucid.optim.Optimizer.state_dict`); ``hooks``
     are its :class:`~lucid.optim._hooks.Hooks`."""
     hooks.run("state_dict_pre", optimizer)
-    groups, start = [], 0
+    groups, numbering = [], itertools.count()  # parameters numbered in group order from 0
     for group in optimizer.param_groups:
-        packed = _schedules.to_plain({k: deep_copy(v) for k, v in group.items() if k != "params"})
-        packed["params"] = list(range(start, start + len(group["params"])))
-        start += len(group["params"])
-        groups.append(packed)
+        groups.append(_schedules.to_plain({k: deep_copy(v) for k, v in group.items() if k != "params"}))
+        groups[-1]["params"] = [next(numbering) for _ in group["params"]]
     state = {index: deep_copy(optimizer.state[index]) for index in optimizer.state}
     return hooks.run("state_dict_post", optimizer, {"state": state, "param_groups": groups})
 
@@ -42,8 +41,7 @@ def load_state_dict(optimizer, hooks, state_dict: dict) -> None:
     ``hooks`` are its :class:`~lucid.optim._hooks.Hooks`."""
     if not isinstance(state_dict, dict):
         raise ValueError(f"a state dict must be a dict, got {type(state_dict).__name__}")
-    state_dict = dict(state_dict)
-    state_dict = hooks.run("load_state_dict_pre", optimizer, state_dict)
+    state_dict = hooks.run("load_state_dict_pre", optimizer, dict(state_dict))
     new_groups, new_state = _checked_load(optimizer, state_dict)
     for group, new in zip(optimizer.param_groups, new_groups):
         group.clear()
@@ -94,9 +92,8 @@ def _load_param_state(optimizer, index, param: Tensor, group: dict, saved) -> di
     """One parameter's saved state, checked against a fresh one and converted to ``param``."""
     if not isinstance(saved, dict):
         raise ValueError(f"the state of parameter {index} must be a dict, got {type(saved).__name__}")
-    template = optimizer.init_state(param, group)
     shapes = optimizer.state_shapes(param, group)
-    missing = [k for k in template if k not in saved]
+    missing = [k for k in optimizer.init_state(param, group) if k not in saved]
     if missing:
         raise ValueError(f"loaded state of parameter {index} lacks {missing}")
     state = {}

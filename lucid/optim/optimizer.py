@@ -355,13 +355,12 @@ class Optimizer:
         >>> p.grad is None
         True
         """
-        for param in self.param_groups.flat():
-            if param.grad is not None:
+        with no_grad():
+            for param in self.param_groups.flat():
                 if set_to_none:
                     param.grad = None
-                else:
-                    with no_grad():
-                        param.grad.detach_().zero_()
+                elif param.grad is not None:
+                    param.grad.detach_().zero_()
 
     def state_dict(self) -> dict:
         """The optimizer's state and hyperparameters, in torch's layout, as copies.
