@@ -8,16 +8,13 @@ from .._tensor import Tensor
 from . import schedules as _schedules
 from ._checks import required
 
-_UNORDERED = ("optimizer parameters need to be organized in ordered collections, but the ordering "
-              "of tensors in sets will change between runs. Please use a list instead.")
-
-
 def _ordered(params, message: str) -> list:
     """``params`` as a list, refusing a lone Tensor (``message``) and sets (their order changes)."""
     if isinstance(params, Tensor):
         raise TypeError(message + params._describe())
     if isinstance(params, (set, frozenset)):
-        raise TypeError(_UNORDERED)
+        raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering "
+                        "of tensors in sets will change between runs. Please use a list instead.")
     return list(params)
 
 
@@ -57,9 +54,7 @@ class ParamGroups(list):
             group["param_names"] = names
         for param in params:
             if not isinstance(param, Tensor):
-                raise TypeError(
-                    f"optimizer can only optimize Tensors, but one of the params is {type(param).__name__}"
-                )
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(param).__name__}")
             if not (param.is_leaf or param._retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         group["params"] = params

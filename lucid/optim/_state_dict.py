@@ -63,7 +63,7 @@ def _checked_load(optimizer, state_dict: dict):
         raise ValueError(f"a state dict's 'state' must be a dict, got {type(state_dict['state']).__name__}")
     if len(saved_groups) != len(optimizer.param_groups):
         raise ValueError("loaded state dict has a different number of parameter groups")
-    new_groups, param_of, group_of = [], {}, {}
+    new_groups, places = [], {}  # places: (parameter, group) by saved index
     for live, saved in zip(optimizer.param_groups, saved_groups):
         if len(saved["params"]) != len(live["params"]):
             raise ValueError(
@@ -76,15 +76,13 @@ def _checked_load(optimizer, state_dict: dict):
         for name, default in optimizer.defaults.items():
             new.setdefault(name, live.get(name, default))
         optimizer.param_groups.check(new)
-        for index, param in zip(saved["params"], live["params"]):
-            param_of[index], group_of[index] = param, new
+        places.update((index, (param, new)) for index, param in zip(saved["params"], live["params"]))
         new_groups.append(new)
     new_state = {}
     for index, saved in state_dict["state"].items():
-        if index not in param_of:
+        if index not in places:
             raise ValueError(f"loaded state has an entry for parameter {index}, which no group lists")
-        param = param_of[index]
-        new_state[id(param)] = _load_param_state(optimizer, index, param, group_of[index], saved)
+        new_state[id(places[index][0])] = _load_param_state(optimizer, index, *places[index], saved)
     return new_groups, new_state
 
 

@@ -520,15 +520,10 @@ class Optimizer:
         self.defaults = saved["defaults"]
         self._compose()
         self.param_groups.extend(saved["param_groups"])
-        for param, state in zip(self.param_groups.flat(), saved["state"]):
-            if state is not None:
-                self.state[param] = state
+        self.state.replace({id(p): s for p, s in zip(self.param_groups.flat(), saved["state"]) if s is not None})
 
     def __repr__(self) -> str:
         text = self.__class__.__name__ + " ("
         for i, group in enumerate(self.param_groups):
-            text += f"\nParameter Group {i}\n"
-            for key in sorted(group):
-                if key != "params":
-                    text += f"    {key}: {group[key]}\n"
+            text += f"\nParameter Group {i}\n" + "".join(f"    {k}: {group[k]}\n" for k in sorted(group) if k != "params")
         return text + ")"
