@@ -9,8 +9,8 @@ from typing import Any
 
 from ..utils.hooks import RemovableHandle, add_hook
 
-_global_step_pre_hooks: OrderedDict = OrderedDict()
-_global_step_post_hooks: OrderedDict = OrderedDict()
+# The step hooks of every optimizer (register_optimizer_step_pre_hook and _post_hook).
+_GLOBAL: dict[str, OrderedDict] = {"step_pre": OrderedDict(), "step_post": OrderedDict()}
 
 
 def register_optimizer_step_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
@@ -24,7 +24,7 @@ def register_optimizer_step_pre_hook(hook: Callable[..., Any]) -> RemovableHandl
     >>> handle = optim.register_optimizer_step_pre_hook(lambda opt, args, kwargs: None)
     >>> handle.remove()
     """
-    return add_hook(_global_step_pre_hooks, hook)
+    return add_hook(_GLOBAL["step_pre"], hook)
 
 
 def register_optimizer_step_post_hook(hook: Callable[..., Any]) -> RemovableHandle:
@@ -36,7 +36,7 @@ def register_optimizer_step_post_hook(hook: Callable[..., Any]) -> RemovableHand
     >>> handle = optim.register_optimizer_step_post_hook(lambda opt, args, kwargs: None)
     >>> handle.remove()
     """
-    return add_hook(_global_step_post_hooks, hook)
+    return add_hook(_GLOBAL["step_post"], hook)
 
 
 #: The names of an optimizer's hook registries, each an ordered dict of handles to hooks.
@@ -74,7 +74,7 @@ class Hooks:
         if self._in_step:
             return step(*args, **kwargs)
         optimizer = args[0]
-        for hook in (*_global_step_pre_hooks.values(), *self.by_name["step_pre"].values()):
+        for hook in (*_GLOBAL["step_pre"].values(), *self.by_name["step_pre"].values()):
             result = hook(optimizer, args, kwargs)
             if result is not None:
                 if not (isinstance(result, tuple) and len(result) == 2):
@@ -87,7 +87,7 @@ class Hooks:
             out = step(*args, **kwargs)
         finally:
             self._in_step = False
-        for hook in (*self.by_name["step_post"].values(), *_global_step_post_hooks.values()):
+        for hook in (*self.by_name["step_post"].values(), *_GLOBAL["step_post"].values()):
             hook(optimizer, args, kwargs)
         return out
 

@@ -76,7 +76,8 @@ def _checked_load(optimizer, state_dict: dict):
         for name, default in optimizer.defaults.items():
             new.setdefault(name, live.get(name, default))
         optimizer.param_groups.check(new)
-        places.update((index, (param, new)) for index, param in zip(saved["params"], live["params"]))
+        for index, param in zip(saved["params"], live["params"]):
+            places[index] = (param, new)
         new_groups.append(new)
     new_state = {}
     for index, saved in state_dict["state"].items():

@@ -13,8 +13,7 @@ from . import _checks, _state_dict
 from . import schedules as _schedules
 from ._checks import required
 from ._groups import ParamGroups
-from ._hooks import (Hooks, register_optimizer_step_post_hook, register_optimizer_step_pre_hook,
-                     with_step_hooks)
+from ._hooks import Hooks, register_optimizer_step_post_hook, register_optimizer_step_pre_hook, with_step_hooks
 from ._shared import scalar
 from ._state import OptimizerState
 from ._step import StepEngine, run_dense
@@ -301,8 +300,10 @@ class Optimizer:
         >>> sgd.run_step(None), w.detach(), sgd.step_count  # no hooks, no schedules, not counted
         (None, tensor([0.5]), 0)
         """
-        with enable_grad():
-            loss = None if closure is None else closure()
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
         work = self._engine.work()
         with no_grad():
             self._engine.run(work)
