@@ -26,13 +26,12 @@ from .lion import Lion
 from .muon import Muon
 from .nadam import NAdam, RAdam
 from .optimizer import Optimizer, register_optimizer_step_post_hook, register_optimizer_step_pre_hook, required
-from . import lr_scheduler, schedules
+from . import lr_scheduler, schedules, swa_utils
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
 from .sparse_adam import SparseAdam
 from .wrappers import GradientAccumulation, SkipNonFinite
-from . import swa_utils
 
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "SparseAdam", "required",

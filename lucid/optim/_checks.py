@@ -75,8 +75,7 @@ def learning_rate(lr, strict=False) -> None:
 
 
 def epsilon(eps, strict=False) -> None:
-    if not (0.0 < eps if strict else 0.0 <= eps):
-        raise ValueError(f"Invalid epsilon value: {eps}")
+    non_negative("epsilon", eps, strict)
 
 
 def betas(values) -> None:
@@ -87,9 +86,10 @@ def betas(values) -> None:
             raise ValueError(f"Invalid beta parameter at index {index}: {beta}")
 
 
-def non_negative(label: str, value) -> None:
-    """``Invalid {label} value: {value}`` unless value >= 0 (torch's wording for most options)."""
-    if not 0.0 <= value:
+def non_negative(label: str, value, strict: bool = False) -> None:
+    """``Invalid {label} value: {value}`` unless value >= 0 (> 0 where ``strict``; torch's wording
+    for most options)."""
+    if not (0.0 < value if strict else 0.0 <= value):
         raise ValueError(f"Invalid {label} value: {value}")
 
 

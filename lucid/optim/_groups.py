@@ -8,16 +8,13 @@ from .._tensor import Tensor
 from . import schedules as _schedules
 from ._checks import required
 
-_UNORDERED = ("optimizer parameters need to be organized in ordered collections, but the ordering "
-              "of tensors in sets will change between runs. Please use a list instead.")
-
-
 def _ordered(params, message: str) -> list:
     """``params`` as a list, refusing a lone Tensor (``message``) and sets (their order changes)."""
     if isinstance(params, Tensor):
         raise TypeError(message + params._describe())
     if isinstance(params, (set, frozenset)):
-        raise TypeError(_UNORDERED)
+        raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering "
+                        "of tensors in sets will change between runs. Please use a list instead.")
     return list(params)
 
 
@@ -47,9 +44,7 @@ class ParamGroups(list):
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         group = dict(param_group)
-        if "params" not in group:
-            raise KeyError("params")
-        params = group["params"]
+        params = group["params"]  # a KeyError, as torch's, where it is missing
         params = [params] if isinstance(params, Tensor) else _ordered(params, "")
         names = [p[0] for p in params if isinstance(p, tuple)]
         params = [p[1] if isinstance(p, tuple) else p for p in params]
@@ -59,9 +54,7 @@ class ParamGroups(list):
             group["param_names"] = names
         for param in params:
             if not isinstance(param, Tensor):
-                raise TypeError(
-                    f"optimizer can only optimize Tensors, but one of the params is {type(param).__name__}"
-                )
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(param).__name__}")
             if not (param.is_leaf or param._retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         group["params"] = params
@@ -75,14 +68,12 @@ class ParamGroups(list):
                 "optimizer contains a parameter group with duplicate parameters; each parameter may "
                 "appear once (torch only warns, then updates it twice per step)"
             )
-        seen = {id(p) for p in self.flat()}
-        for existing in self:
-            if ("param_names" in group) != ("param_names" in existing):
-                kind = "with names" if "param_names" in group else "without names"
-                raise ValueError(
-                    f"all optimizer param groups should be with/without names. cannot add param group {kind} to the optimizer"
-                )
-        if any(id(p) in seen for p in params):
+        if self and ("param_names" in group) != ("param_names" in self[0]):  # the groups agree: the first speaks
+            kind = "with names" if "param_names" in group else "without names"
+            raise ValueError(
+                f"all optimizer param groups should be with/without names. cannot add param group {kind} to the optimizer"
+            )
+        if not {id(p) for p in self.flat()}.isdisjoint(map(id, params)):
             raise ValueError("some parameters appear in more than one parameter group")
         self.append(group)
         self._flat = None

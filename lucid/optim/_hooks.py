@@ -9,8 +9,8 @@ from typing import Any
 
 from ..utils.hooks import RemovableHandle, add_hook
 
-_global_step_pre_hooks: OrderedDict = OrderedDict()
-_global_step_post_hooks: OrderedDict = OrderedDict()
+# The step hooks of every optimizer (register_optimizer_step_pre_hook and _post_hook).
+_GLOBAL: dict[str, OrderedDict] = {"step_pre": OrderedDict(), "step_post": OrderedDict()}
 
 
 def register_optimizer_step_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
@@ -24,7 +24,7 @@ def register_optimizer_step_pre_hook(hook: Callable[..., Any]) -> RemovableHandl
     >>> handle = optim.register_optimizer_step_pre_hook(lambda opt, args, kwargs: None)
     >>> handle.remove()
     """
-    return add_hook(_global_step_pre_hooks, hook)
+    return add_hook(_GLOBAL["step_pre"], hook)
 
 
 def register_optimizer_step_post_hook(hook: Callable[..., Any]) -> RemovableHandle:
@@ -36,22 +36,32 @@ def register_optimizer_step_post_hook(hook: Callable[..., Any]) -> RemovableHand
     >>> handle = optim.register_optimizer_step_post_hook(lambda opt, args, kwargs: None)
     >>> handle.remove()
     """
-    return add_hook(_global_step_post_hooks, hook)
+    return add_hook(_GLOBAL["step_post"], hook)
+
+
+#: The names of an optimizer's hook registries, each an ordered dict of handles to hooks.
+NAMES = ("step_pre", "step_post", "state_dict_pre", "state_dict_post", "load_state_dict_pre",
+         "load_state_dict_post")
 
 
 class Hooks:
     """An optimizer's hook registries (``step_pre``, ``step_post``, ``state_dict_pre``,
     ``state_dict_post``, ``load_state_dict_pre``, ``load_state_dict_post``: ordered dicts
-    of handles to hooks), and :meth:`run_step`, the step between its hooks."""
+    of handles to hooks), :meth:`run` for the state_dict ones, and :meth:`run_step`, the
+    step between its hooks."""
 
     def __init__(self) -> None:
-        self.step_pre: OrderedDict = OrderedDict()
-        self.step_post: OrderedDict = OrderedDict()
-        self.state_dict_pre: OrderedDict = OrderedDict()
-        self.state_dict_post: OrderedDict = OrderedDict()
-        self.load_state_dict_pre: OrderedDict = OrderedDict()
-        self.load_state_dict_post: OrderedDict = OrderedDict()
+        self.by_name: dict[str, OrderedDict] = {name: OrderedDict() for name in NAMES}
         self._in_step = False
+
+    def run(self, name: str, optimizer, *value):
+        """Run the hooks ``name`` on ``(optimizer, *value)``; where there is a value (a state
+        dict), one a hook returns replaces it for the next hook, and the last is returned."""
+        for hook in self.by_name[name].values():
+            replaced = hook(optimizer, *value)
+            if value and replaced is not None:
+                value = (replaced,)
+        return value[0] if value else None
 
     def run_step(self, step: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         """``step(*args, **kwargs)`` with the step hooks around it, seeing its arguments as called.
@@ -64,7 +74,7 @@ class Hooks:
         if self._in_step:
             return step(*args, **kwargs)
         optimizer = args[0]
-        for hook in (*_global_step_pre_hooks.values(), *self.step_pre.values()):
+        for hook in (*_GLOBAL["step_pre"].values(), *self.by_name["step_pre"].values()):
             result = hook(optimizer, args, kwargs)
             if result is not None:
                 if not (isinstance(result, tuple) and len(result) == 2):
@@ -77,7 +87,7 @@ class Hooks:
             out = step(*args, **kwargs)
         finally:
             self._in_step = False
-        for hook in (*self.step_post.values(), *_global_step_post_hooks.values()):
+        for hook in (*self.by_name["step_post"].values(), *_GLOBAL["step_post"].values()):
             hook(optimizer, args, kwargs)
         return out
 

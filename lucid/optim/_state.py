@@ -29,30 +29,24 @@ class OptimizerState(MutableMapping):
         self._fitted: dict[int, tuple[int, ...]] = {}  # by id(param): the shape its state was last checked at
 
     def _param(self, key) -> Tensor:
-        if isinstance(key, Tensor):
-            params = self._groups.flat()
-            if self._ids[0] is not params:
-                self._ids = (params, {id(p) for p in params})
-            if id(key) not in self._ids[1]:
-                raise KeyError("a Tensor that this optimizer does not optimise")
+        params = self._groups.flat()
+        if self._ids[0] is not params:
+            self._ids = (params, {id(p) for p in params})
+        if isinstance(key, Tensor) and id(key) in self._ids[1]:
             return key
-        if isinstance(key, int) and not isinstance(key, bool):
-            params = self._groups.flat()
-            if not 0 <= key < len(params):
-                raise KeyError(key)
+        if isinstance(key, int) and not isinstance(key, bool) and 0 <= key < len(params):
             return params[key]
-        raise KeyError(key)
+        raise KeyError("a Tensor that this optimizer does not optimise" if isinstance(key, Tensor) else key)
 
     def __getitem__(self, key) -> dict:
-        param = self._param(key)
-        try:
-            return self.by_id[id(param)]
-        except KeyError:
+        state = self.by_id.get(id(self._param(key)))
+        if state is None:
             which = f"parameter {key}" if isinstance(key, int) else "this parameter"
             raise KeyError(
                 f"{which} has no state yet: it has not stepped (torch's defaultdict would return {{}} "
                 "here; lucid keeps 'no state' visible)"
-            ) from None
+            )
+        return state
 
     def __setitem__(self, key, value: dict) -> None:
         if not isinstance(value, dict):
@@ -62,16 +56,8 @@ class OptimizerState(MutableMapping):
     def __delitem__(self, key) -> None:
         del self.by_id[id(self._param(key))]
 
-    def __contains__(self, key) -> bool:
-        try:
-            return id(self._param(key)) in self.by_id
-        except KeyError:
-            return False
-
     def __iter__(self):
-        for index, param in enumerate(self._groups.flat()):
-            if id(param) in self.by_id:
-                yield index
+        return (index for index, param in enumerate(self._groups.flat()) if id(param) in self.by_id)
 
     def __len__(self) -> int:
         return len(self.by_id)
@@ -115,9 +101,8 @@ class OptimizerState(MutableMapping):
         """``param``'s state: ``init_state(param, group)`` on first use, else converted to its
         device and dtype."""
         state = self.by_id.get(id(param))
-        if state is None:
-            state = self.by_id[id(param)] = init_state(param, group)
-            return state
+        if state is None:  # a fresh state, which fits already
+            return self.by_id.setdefault(id(param), init_state(param, group))
         for key, value in state.items():
             if isinstance(value, Tensor) and not same_kind(value, param):  # else it fits: the usual case
                 dtype = self.dtype_for(key, value, param)

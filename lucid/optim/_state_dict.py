@@ -4,6 +4,7 @@ written against the public faces of its groups, its state and its hooks."""
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 import numbers
 
@@ -26,21 +27,13 @@ def deep_copy(value):
 def state_dict(optimizer, hooks) -> dict:
     """``optimizer.state_dict()`` (see :meth:`lucid.optim.Optimizer.state_dict`); ``hooks``
     are its :class:`~lucid.optim._hooks.Hooks`."""
-    for hook in hooks.state_dict_pre.values():
-        hook(optimizer)
-    groups, start = [], 0
+    hooks.run("state_dict_pre", optimizer)
+    groups, numbering = [], itertools.count()  # parameters numbered in group order from 0
     for group in optimizer.param_groups:
-        packed = _schedules.to_plain({k: deep_copy(v) for k, v in group.items() if k != "params"})
-        packed["params"] = list(range(start, start + len(group["params"])))
-        start += len(group["params"])
-        groups.append(packed)
+        groups.append(_schedules.to_plain({k: deep_copy(v) for k, v in group.items() if k != "params"}))
+        groups[-1]["params"] = [next(numbering) for _ in group["params"]]
     state = {index: deep_copy(optimizer.state[index]) for index in optimizer.state}
-    result = {"state": state, "param_groups": groups}
-    for hook in hooks.state_dict_post.values():
-        replaced = hook(optimizer, result)
-        if replaced is not None:
-            result = replaced
-    return result
+    return hooks.run("state_dict_post", optimizer, {"state": state, "param_groups": groups})
 
 
 def load_state_dict(optimizer, hooks, state_dict: dict) -> None:
@@ -48,18 +41,13 @@ def load_state_dict(optimizer, hooks, state_dict: dict) -> None:
     ``hooks`` are its :class:`~lucid.optim._hooks.Hooks`."""
     if not isinstance(state_dict, dict):
         raise ValueError(f"a state dict must be a dict, got {type(state_dict).__name__}")
-    state_dict = dict(state_dict)
-    for hook in hooks.load_state_dict_pre.values():
-        replaced = hook(optimizer, state_dict)
-        if replaced is not None:
-            state_dict = replaced
+    state_dict = hooks.run("load_state_dict_pre", optimizer, dict(state_dict))
     new_groups, new_state = _checked_load(optimizer, state_dict)
     for group, new in zip(optimizer.param_groups, new_groups):
         group.clear()
         group.update(new)
     optimizer.state.replace(new_state)
-    for hook in hooks.load_state_dict_post.values():
-        hook(optimizer)
+    hooks.run("load_state_dict_post", optimizer)
 
 
 def _checked_load(optimizer, state_dict: dict):
@@ -75,7 +63,7 @@ def _checked_load(optimizer, state_dict: dict):
         raise ValueError(f"a state dict's 'state' must be a dict, got {type(state_dict['state']).__name__}")
     if len(saved_groups) != len(optimizer.param_groups):
         raise ValueError("loaded state dict has a different number of parameter groups")
-    new_groups, param_of, group_of = [], {}, {}
+    new_groups, places = [], {}  # places: (parameter, group) by saved index
     for live, saved in zip(optimizer.param_groups, saved_groups):
         if len(saved["params"]) != len(live["params"]):
             raise ValueError(
@@ -89,14 +77,13 @@ def _checked_load(optimizer, state_dict: dict):
             new.setdefault(name, live.get(name, default))
         optimizer.param_groups.check(new)
         for index, param in zip(saved["params"], live["params"]):
-            param_of[index], group_of[index] = param, new
+            places[index] = (param, new)
         new_groups.append(new)
     new_state = {}
     for index, saved in state_dict["state"].items():
-        if index not in param_of:
+        if index not in places:
             raise ValueError(f"loaded state has an entry for parameter {index}, which no group lists")
-        param = param_of[index]
-        new_state[id(param)] = _load_param_state(optimizer, index, param, group_of[index], saved)
+        new_state[id(places[index][0])] = _load_param_state(optimizer, index, *places[index], saved)
     return new_groups, new_state
 
 
@@ -104,9 +91,8 @@ def _load_param_state(optimizer, index, param: Tensor, group: dict, saved) -> di
     """One parameter's saved state, checked against a fresh one and converted to ``param``."""
     if not isinstance(saved, dict):
         raise ValueError(f"the state of parameter {index} must be a dict, got {type(saved).__name__}")
-    template = optimizer.init_state(param, group)
     shapes = optimizer.state_shapes(param, group)
-    missing = [k for k in template if k not in saved]
+    missing = [k for k in optimizer.init_state(param, group) if k not in saved]
     if missing:
         raise ValueError(f"loaded state of parameter {index} lacks {missing}")
     state = {}

@@ -13,8 +13,7 @@ from . import _checks, _state_dict
 from . import schedules as _schedules
 from ._checks import required
 from ._groups import ParamGroups
-from ._hooks import (Hooks, register_optimizer_step_post_hook, register_optimizer_step_pre_hook,
-                     with_step_hooks)
+from ._hooks import Hooks, register_optimizer_step_post_hook, register_optimizer_step_pre_hook, with_step_hooks
 from ._shared import scalar
 from ._state import OptimizerState
 from ._step import StepEngine, run_dense
@@ -102,13 +101,17 @@ class Optimizer:
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
         self._validate(_schedules.attach(dict(defaults)))  # first, as torch does
+        self._compose()
+        for group in self.param_groups.initial(params):
+            self.add_param_group(group)
+
+    def _compose(self) -> None:
+        """The parts, fresh (a new optimizer's, or an unpickled one's before its groups return)."""
         self._hooks = Hooks()
-        self.param_groups = ParamGroups(defaults, self._validate)
+        self.param_groups = ParamGroups(self.defaults, self._validate)
         self.state = OptimizerState(self.param_groups, self.float32_keys)
         self._engine = StepEngine(self)
         self._steps_taken = 0
-        for group in self.param_groups.initial(params):
-            self.add_param_group(group)
 
     @property
     def step_count(self) -> int:
@@ -353,13 +356,12 @@ class Optimizer:
         >>> p.grad is None
         True
         """
-        for param in self.param_groups.flat():
-            if param.grad is not None:
+        with no_grad():
+            for param in self.param_groups.flat():
                 if set_to_none:
                     param.grad = None
-                else:
-                    with no_grad():
-                        param.grad.detach_().zero_()
+                elif param.grad is not None:
+                    param.grad.detach_().zero_()
 
     def state_dict(self) -> dict:
         """The optimizer's state and hyperparameters, in torch's layout, as copies.
@@ -431,7 +433,7 @@ class Optimizer:
         >>> calls
         ['pre']
         """
-        return add_hook(self._hooks.step_pre, hook)
+        return add_hook(self._hooks.by_name["step_pre"], hook)
 
     def register_step_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """Register ``hook(optimizer, args, kwargs)``, run after ``step``.
@@ -445,7 +447,7 @@ class Optimizer:
         >>> opt.step()
         stepped
         """
-        return add_hook(self._hooks.step_post, hook)
+        return add_hook(self._hooks.by_name["step_post"], hook)
 
     def register_state_dict_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
         """Register ``hook(optimizer)``, run before ``state_dict`` builds its result.
@@ -459,7 +461,7 @@ class Optimizer:
         >>> _ = opt.state_dict()
         saving
         """
-        return add_hook(self._hooks.state_dict_pre, hook, prepend)
+        return add_hook(self._hooks.by_name["state_dict_pre"], hook, prepend)
 
     def register_state_dict_post_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
         """Register ``hook(optimizer, state_dict)``, which may return a replacement dict.
@@ -475,7 +477,7 @@ class Optimizer:
         >>> opt.state_dict()["tag"]
         'v1'
         """
-        return add_hook(self._hooks.state_dict_post, hook, prepend)
+        return add_hook(self._hooks.by_name["state_dict_post"], hook, prepend)
 
     def register_load_state_dict_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
         """Register ``hook(optimizer, state_dict)``, run before loading; it may return a
@@ -493,7 +495,7 @@ class Optimizer:
         >>> opt.param_groups[0]["lr"]
         0.05
         """
-        return add_hook(self._hooks.load_state_dict_pre, hook, prepend)
+        return add_hook(self._hooks.by_name["load_state_dict_pre"], hook, prepend)
 
     def register_load_state_dict_post_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
         """Register ``hook(optimizer)``, run after loading.
@@ -507,7 +509,7 @@ class Optimizer:
         >>> opt.load_state_dict(opt.state_dict())
         loaded
         """
-        return add_hook(self._hooks.load_state_dict_post, hook, prepend)
+        return add_hook(self._hooks.by_name["load_state_dict_post"], hook, prepend)
 
     # --- pickling, repr ---------------------------------------------------------------------
     def __getstate__(self) -> dict:
@@ -516,20 +518,13 @@ class Optimizer:
                 "state": [self.state.for_param(p) for p in self.param_groups.flat()]}
 
     def __setstate__(self, saved: dict) -> None:
-        self.defaults, self._hooks = saved["defaults"], Hooks()
-        self.param_groups = ParamGroups(self.defaults, self._validate)
+        self.defaults = saved["defaults"]
+        self._compose()
         self.param_groups.extend(saved["param_groups"])
-        self.state = OptimizerState(self.param_groups, self.float32_keys)
-        self._engine, self._steps_taken = StepEngine(self), 0
-        for param, state in zip(self.param_groups.flat(), saved["state"]):
-            if state is not None:
-                self.state[param] = state
+        self.state.replace({id(p): s for p, s in zip(self.param_groups.flat(), saved["state"]) if s is not None})
 
     def __repr__(self) -> str:
         text = self.__class__.__name__ + " ("
         for i, group in enumerate(self.param_groups):
-            text += f"\nParameter Group {i}\n"
-            for key in sorted(group):
-                if key != "params":
-                    text += f"    {key}: {group[key]}\n"
+            text += f"\nParameter Group {i}\n" + "".join(f"    {k}: {group[k]}\n" for k in sorted(group) if k != "params")
         return text + ")"
