@@ -431,6 +431,19 @@ class Tensor:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         self._retains_grad = True
 
+    @property
+    def retains_grad(self) -> bool:
+        """Whether this non-leaf tensor keeps its ``.grad`` (:meth:`retain_grad` was called), as torch's.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> h = lucid.ones(2, requires_grad=True) * 3
+        >>> h.retains_grad, (h.retain_grad(), h.retains_grad)[1]
+        (False, True)
+        """
+        return self._retains_grad
+
     def backward(self, gradient: Tensor | None = None, retain_graph: bool = False) -> None:
         """Accumulate the gradient of this tensor into the ``.grad`` of the leaves below it.
 

@@ -157,3 +157,40 @@ def test_every_accepted_name_works_on_every_backend():
             got = backend.inplace(op, backend.asarray(a, lucid.float32), *args)
             want = getattr(np, op)(np.float32(a), *(np.float32(b),) * len(args))
             assert np.allclose(backend.to_numpy(got), want)
+
+
+# --- a tensor's private members stay in the core ---------------------------------------------
+#: The layers above the core: they use tensors through their public names only.
+ABOVE_THE_CORE = sorted(path for folder in ("optim", "distributed") for path in (PACKAGE / folder).rglob("*.py"))
+
+
+def _tensor_privates() -> set[str]:
+    """The private fields (``__slots__``) and private methods of :class:`lucid.Tensor`."""
+    names = {name for cls in lucid.Tensor.__mro__ for name in getattr(cls, "__slots__", ())}
+    names |= set(vars(lucid.Tensor))
+    return {name for name in names if name.startswith("_") and not name.startswith("__")}
+
+
+def _private_uses(tree: ast.AST, privates: set[str]):
+    """``(line, name)`` of each ``x._name`` in ``tree`` with ``_name`` a tensor's private and
+    ``x`` not ``self`` or ``cls`` (a class's own private members are its business)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in privates and not (
+                isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+            yield node.lineno, node.attr
+
+
+def test_the_layers_above_the_core_are_found():
+    assert any(path.name == "optimizer.py" for path in ABOVE_THE_CORE)
+    assert {"_data", "_box", "_backend", "_retains_grad", "_describe"} <= _tensor_privates()
+
+
+@pytest.mark.parametrize("path", ABOVE_THE_CORE, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_module_above_the_core_touches_no_private_member_of_a_tensor(path):
+    uses = list(_private_uses(ast.parse(path.read_text(encoding="utf-8")), _tensor_privates()))
+    assert not uses, f"{path.relative_to(PACKAGE)} reaches a tensor's private members: {uses}"
+
+
+def test_the_private_member_check_sees_a_use():
+    source = "def f(param, self):\n    return param._retains_grad, self._data, param.grad\n"
+    assert list(_private_uses(ast.parse(source), _tensor_privates())) == [(2, "_retains_grad")]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .._dtype import describe
 from .._tensor import Tensor
 from . import schedules as _schedules
 from ._checks import required
@@ -11,7 +12,7 @@ from ._checks import required
 def _ordered(params, message: str) -> list:
     """``params`` as a list, refusing a lone Tensor (``message``) and sets (their order changes)."""
     if isinstance(params, Tensor):
-        raise TypeError(message + params._describe())
+        raise TypeError(message + describe(params.dtype, params.shape))
     if isinstance(params, (set, frozenset)):
         raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering "
                         "of tensors in sets will change between runs. Please use a list instead.")
@@ -55,7 +56,7 @@ class ParamGroups(list):
         for param in params:
             if not isinstance(param, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(param).__name__}")
-            if not (param.is_leaf or param._retains_grad):
+            if not (param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         group["params"] = params
         for name, default in self.defaults.items():
