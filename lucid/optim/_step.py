@@ -82,27 +82,26 @@ class StepEngine:
         update changed on a lazy device (MLX), to evaluate."""
         opt = self.optimizer
         work = []
-        index = 0
+        index = 0  # the flat index of a group's first parameter, for the messages
         for group in opt.param_groups:
+            first, index = index, index + len(group["params"])
             plan = self.plans.get(id(group))
             if plan is not None and plan.group is group:
                 ready = plan.ready(opt.state, opt.elementwise_rule(group))
                 if ready is not None:
                     work.append(partial(plan.run, *ready))
-                    index += len(group["params"])
                     continue
             pairs = []
-            for param in group["params"]:
+            for at, param in enumerate(group["params"], first):
                 grad = param.grad
                 if grad is not None:
                     if not same_layout(param, grad):  # the full checks, with their messages
-                        _check_grad(index, param, grad)
+                        _check_grad(at, param, grad)
                         if grad.is_sparse:
                             opt.check_sparse(group)
                     if opt.state.for_param(param) and not opt.state.fits(param):
-                        opt.state.check_fits(index, param, opt.state_shapes(param, group))
+                        opt.state.check_fits(at, param, opt.state_shapes(param, group))
                     pairs.append((param, grad))
-                index += 1
             work.append(partial(self.general, group, pairs))
         return work
 
@@ -161,10 +160,9 @@ class _Batch:
                         for t in (param, *map(state.__getitem__, rule.state))]
         self._arrays = arrays_of(self.tensors)
         self._seen: list = [None] * len(self.params)  # the gradient arrays checked last (see grad_arrays)
-        backend, width = backend_of(self.params[0]), 1 + len(rule.state)
+        backend = backend_of(self.params[0])
         self.lazy = backend.lazy
-        self.runner = backend.rule_batch(kernel, [tuple(self._arrays[j:j + width])
-                                                  for j in range(0, len(self._arrays), width)])
+        self.runner = backend.rule_batch(kernel, self._arrays)
 
     def grads(self):
         """The gradients' arrays, or None where the step cannot run as planned: a tensor's
