@@ -61,9 +61,7 @@ def run_dense(group: dict, rule, triples: list) -> None:
     # the scalars before the zeros: SGD's first momentum step is told by its buffer's absence
     scalars = scalars_of(group, rule, [p for p, _, _ in triples], [s for _, _, s in triples], decay)
     for param, _, state in triples:
-        for name in rule.state:
-            if name not in state:
-                state[name] = _factory.zeros_like(param)
+        state.update({name: _factory.zeros_like(param) for name in rule.state if name not in state})
     run_rule(kernel, [((p, *map(s.__getitem__, rule.state)), g, numbers)
                       for (p, g, s), numbers in zip(triples, scalars)])
 
