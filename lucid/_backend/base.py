@@ -540,9 +540,9 @@ class Backend:
         """A runner of ``rule`` over the same items step after step (by default
         :meth:`run_rule` on each step; a backend may have one faster).
 
-        ``arrays`` holds, per item, the parameter and its state arrays, of one dtype. The
-        runner's ``run(arrays, grads, scalars)`` takes the current arrays flat (per item the
-        parameter, then its state), one gradient per item, and ``scalars``, one tuple for
+        ``arrays`` holds the items' arrays flat (per item the parameter, then its state
+        arrays in the rule's order), of one dtype. The runner's ``run(arrays, grads,
+        scalars)`` takes the current arrays so, one gradient per item, and ``scalars``, one tuple for
         every item or a list of one per item; it returns the new arrays in that order (the
         same arrays where the backend writes in place). The caller checks the gradients.
         """

@@ -226,10 +226,10 @@ class MlxBackend(Backend):
         per parameter; the general runner (:meth:`run_rule` each step) where it runs eagerly,
         or split per output (an array over :data:`SPLIT_BYTES` on MLX's CPU device, see
         :func:`_run_compiled`)."""
-        if not _should_compile(()) or (mx.default_device() == mx.cpu
-                                       and any(item[0].nbytes > SPLIT_BYTES for item in arrays)):
+        params = arrays[::1 + len(rule.state)]
+        if not _should_compile(()) or (mx.default_device() == mx.cpu and any(p.nbytes > SPLIT_BYTES for p in params)):
             return super().rule_batch(rule, arrays)
-        return _CompiledBatch(rule, any(_owns_numbers(item[0], True) for item in arrays))
+        return _CompiledBatch(rule, any(_owns_numbers(p, True) for p in params))
 
 
 

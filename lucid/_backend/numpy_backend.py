@@ -212,9 +212,10 @@ class NumpyBackend(Backend):
 
     def rule_batch(self, rule, arrays):
         jit = self._jit()
-        if jit is None or arrays[0][0].dtype not in _JIT_DTYPES:
+        if jit is None or arrays[0].dtype not in _JIT_DTYPES:
             return super().rule_batch(rule, arrays)
-        return _NumbaBatch(jit, rule, arrays)
+        width = 1 + len(rule.state)
+        return _NumbaBatch(jit, rule, [tuple(arrays[j:j + width]) for j in range(0, len(arrays), width)])
 
     @staticmethod
     def _evaluate_rule(rule, arrays, grad, scalars):

@@ -39,8 +39,7 @@ def scalar(value: object, dtype: dtype | None = None) -> Any:  # a Python number
 
 def bias_corrections(betas, step: int):
     """``1 - beta1**t`` and ``1 - beta2**t`` for step ``t``, as torch computes them (Tensor betas give Tensors in their dtype)."""
-    beta1, beta2 = betas
-    return 1 - beta1**step, 1 - beta2**step
+    return tuple(1 - beta**step for beta in betas)
 
 
 def float32_state(value, param: Tensor) -> Tensor:

@@ -1,14 +1,15 @@
 """The step: every gradient and state checked before anything changes, then each group's update,
 and the plans that let later steps of a training loop skip what they would find unchanged.
 
-A group's work in a step is one of two kinds. :class:`General`: its ``(param, grad)``
-pairs, checked, each parameter's state found or created and converted, then its rule run
-over every dense gradient in one backend call (``update`` for the rest). After a general
-step, a group whose parameters all run its rule gets a :class:`GroupPlan`: the parameters
-that step, their state dicts and tensors, in batches (one per device and dtype) holding the
-backend's arrays and its runner of the rule over them (with numba, one compiled call over
-a table of their addresses). :class:`Planned`: a later step whose plan still holds, which
-costs a few identity tests per parameter. Anything a plan does not expect sends the group
+A group's work in a step is one of two kinds. The general step
+(:meth:`StepEngine.general`): its ``(param, grad)`` pairs, checked, each parameter's state
+found or created and converted, then its rule run over every dense gradient in one backend
+call (``update`` for the rest). After a general step, a group whose parameters all run its
+rule gets a :class:`GroupPlan`: the parameters that step, their state dicts and tensors, in
+batches (one per device and dtype) holding the backend's arrays and its runner of the rule
+over them (with numba, one compiled call over a table of their addresses). The planned
+step (:meth:`GroupPlan.run`): a later step whose plan still holds, which costs a few
+identity tests per parameter. Anything a plan does not expect sends the group
 through the general step again (which raises what it raises, before anything changes) and
 the plan is made afresh after it:
 
@@ -22,6 +23,7 @@ the plan is made afresh after it:
 
 from __future__ import annotations
 
+from functools import partial
 from operator import is_not, itemgetter, methodcaller
 from typing import TYPE_CHECKING
 
@@ -38,14 +40,13 @@ if TYPE_CHECKING:
 def scalars_of(group: dict, rule, params, states, decay) -> list[tuple]:
     """The scalars of :meth:`~lucid.optim.elementwise.Rule.for_group`'s rule for each
     parameter, computed once where the rule's ``depends_on`` and the dtype agree."""
-    if rule.depends_on is None:
-        return [rule.arguments(group, param, state, decay) for param, state in zip(params, states)]
+    depends_on = rule.depends_on or id  # None: each parameter's own
     computed: dict = {}
     out = []
     for param, state in zip(params, states):
-        key = (rule.depends_on(state), param.dtype)
+        key = (depends_on(state), param.dtype)
         if key not in computed:
-            computed[key] = rule.arguments(group, param, state, decay)
+            computed[key] = rule.scalar_values(group, param, state, decay)
         out.append(computed[key])
     return out
 
@@ -60,54 +61,9 @@ def run_dense(group: dict, rule, triples: list) -> None:
     # the scalars before the zeros: SGD's first momentum step is told by its buffer's absence
     scalars = scalars_of(group, rule, [p for p, _, _ in triples], [s for _, _, s in triples], decay)
     for param, _, state in triples:
-        for name in rule.state:
-            if name not in state:
-                state[name] = _factory.zeros_like(param)
+        state.update({name: _factory.zeros_like(param) for name in rule.state if name not in state})
     run_rule(kernel, [((p, *map(s.__getitem__, rule.state)), g, numbers)
                       for (p, g, s), numbers in zip(triples, scalars)])
-
-
-class General:
-    """A group's update through every check: ``pairs`` are its ``(param, grad)`` that step."""
-
-    def __init__(self, optimizer: Optimizer, group: dict, pairs: list) -> None:
-        self.optimizer, self.group, self.pairs = optimizer, group, pairs
-
-    def run(self, engine: StepEngine) -> None:
-        opt, group = self.optimizer, self.group
-        rule, negate = opt.elementwise_rule(group), group.get("maximize", False)
-        dense = []
-        for param, grad in self.pairs:
-            state = opt.state.of(param, group, opt.init_state)
-            if rule is None or grad.is_sparse:
-                opt.update(param, -grad if negate else grad, state, group)
-            else:
-                dense.append((param, grad, state))
-        if dense:
-            run_dense(group, rule, dense)
-        for param, _ in self.pairs:
-            if not opt.state.for_param(param):  # a stateless rule (SGD without momentum) keeps none, as torch
-                opt.state.discard(param)
-        if engine.planned and rule is not None:
-            engine.plans[id(group)] = GroupPlan.of(opt.state, group, rule)
-
-    def lazy_values(self) -> list:
-        params = lazy_only(param for param, _ in self.pairs)
-        return [params, [self.optimizer.state.for_param(param) or {} for param in params]]
-
-
-class Planned:
-    """A group's update by its plan, which holds for this step: ``ready`` is what
-    :meth:`GroupPlan.ready` found (the decay number and each batch's gradients)."""
-
-    def __init__(self, plan: GroupPlan, ready: tuple) -> None:
-        self.plan, self.ready = plan, ready
-
-    def run(self, engine: StepEngine) -> None:
-        self.plan.run(*self.ready)
-
-    def lazy_values(self) -> list:
-        return self.plan.lazy_values()
 
 
 class StepEngine:
@@ -119,41 +75,63 @@ class StepEngine:
         self.plans: dict[int, GroupPlan | None] = {}  # by id(group)
 
     def work(self) -> list:
-        """Each group's work (:class:`Planned` where its plan holds, else :class:`General`),
-        every gradient and state checked first."""
+        """Each group's work, every gradient and state checked first: a call that runs its
+        update (its plan's where that holds, else :meth:`general`) and returns what the
+        update changed on a lazy device (MLX), to evaluate."""
         opt = self.optimizer
-        work: list[General | Planned] = []
-        index = 0
+        work = []
+        index = 0  # the flat index of a group's first parameter, for the messages
         for group in opt.param_groups:
+            first, index = index, index + len(group["params"])
             plan = self.plans.get(id(group))
             if plan is not None and plan.group is group:
                 ready = plan.ready(opt.state, opt.elementwise_rule(group))
                 if ready is not None:
-                    work.append(Planned(plan, ready))
-                    index += len(group["params"])
+                    work.append(partial(plan.run, *ready))
                     continue
             pairs = []
-            for param in group["params"]:
+            for at, param in enumerate(group["params"], first):
                 grad = param.grad
                 if grad is not None:
                     if not same_layout(param, grad):  # the full checks, with their messages
-                        _check_grad(index, param, grad)
+                        _check_grad(at, param, grad)
                         if grad.is_sparse:
                             opt.check_sparse(group)
                     if opt.state.for_param(param) and not opt.state.fits(param):
-                        opt.state.check_fits(index, param, opt.state_shapes(param, group))
+                        opt.state.check_fits(at, param, opt.state_shapes(param, group))
                     pairs.append((param, grad))
-                index += 1
-            work.append(General(opt, group, pairs))
+            work.append(partial(self.general, group, pairs))
         return work
 
     def run(self, work: list) -> None:
         """Each group's update, then one evaluation of every array they changed (MLX is lazy)."""
-        for item in work:
-            item.run(self)
-        lazy = [value for item in work for value in item.lazy_values()]
+        lazy = [value for item in work for value in item()]
         if any(lazy):
             lucid_eval(lazy)
+
+    def general(self, group: dict, pairs: list) -> list:
+        """A group's update through every check, from its checked ``(param, grad)`` pairs:
+        each parameter's state found or created and converted, the rule run over every dense
+        gradient in one backend call (``update`` for the rest), then the group's plan made.
+        Returns what it changed on a lazy device (MLX)."""
+        opt = self.optimizer
+        rule, negate = opt.elementwise_rule(group), group.get("maximize", False)
+        dense = []
+        for param, grad in pairs:
+            state = opt.state.of(param, group, opt.init_state)
+            if rule is None or grad.is_sparse:
+                opt.update(param, -grad if negate else grad, state, group)
+            else:
+                dense.append((param, grad, state))
+        if dense:
+            run_dense(group, rule, dense)
+        for param, _ in pairs:
+            if not opt.state.for_param(param):  # a stateless rule (SGD without momentum) keeps none, as torch
+                opt.state.discard(param)
+        if self.planned and rule is not None:
+            self.plans[id(group)] = GroupPlan.of(opt.state, group, rule)
+        params = lazy_only(param for param, _ in pairs)
+        return [params, [opt.state.for_param(param) or {} for param in params]]
 
 
 def _check_grad(index: int, param: Tensor, grad) -> None:
@@ -180,25 +158,20 @@ class _Batch:
                         for t in (param, *map(state.__getitem__, rule.state))]
         self._arrays = arrays_of(self.tensors)
         self._seen: list = [None] * len(self.params)  # the gradient arrays checked last (see grad_arrays)
-        backend, width = backend_of(self.params[0]), 1 + len(rule.state)
+        backend = backend_of(self.params[0])
         self.lazy = backend.lazy
-        self.runner = backend.rule_batch(kernel, [tuple(self._arrays[j:j + width])
-                                                  for j in range(0, len(self._arrays), width)])
+        self.runner = backend.rule_batch(kernel, self._arrays)
 
     def grads(self):
         """The gradients' arrays, or None where the step cannot run as planned: a tensor's
         storage was replaced, or a gradient is missing, sparse, a view or of another layout."""
-        if any(map(is_not, arrays_of(self.tensors), self._arrays)):
-            return None
-        return grad_arrays(self.params, self._seen)
+        replaced = any(map(is_not, arrays_of(self.tensors), self._arrays))
+        return None if replaced else grad_arrays(self.params, self._seen)
 
     def run(self, grads: list, scalars) -> None:
         arrays = self.runner.run(self._arrays, grads, scalars)
-        if arrays is self._arrays:  # written in place (NumPy): the versions only
-            rebind_(self.tensors)
-        else:
-            rebind_(self.tensors, arrays)
-            self._arrays = arrays
+        rebind_(self.tensors, None if arrays is self._arrays else arrays)  # None: written in place (NumPy)
+        self._arrays = arrays
 
 
 class GroupPlan:
@@ -256,22 +229,20 @@ class GroupPlan:
         grads = [batch.grads() for batch in self.batches]
         return None if None in grads else (decay, grads)
 
-    def run(self, decay, grads: list) -> None:
+    def run(self, decay, grads: list) -> list:
         """One step of the group from what :meth:`ready` returned: the step counts, the
-        scalars (once per batch where they agree), then one rule run per batch."""
+        scalars (once per batch where they agree), then one rule run per batch. Returns what
+        it changed on a lazy device (MLX), to evaluate: each lazy batch's tensors and the
+        state entries beyond the rule's (NAdam's ``mu_product``, ASGD's ``eta``)."""
         group, rule = self.group, self.rule
         for state in self._stepped:
             state["step"] += 1
         for batch, batch_grads in zip(self.batches, grads):
             if rule.depends_on is not None and len(set(map(rule.depends_on, batch.states))) == 1:  # one dtype here
-                scalars: tuple | list[tuple] = rule.arguments(group, batch.params[0], batch.states[0], decay)
+                scalars: tuple | list[tuple] = rule.scalar_values(group, batch.params[0], batch.states[0], decay)
             else:
                 scalars = scalars_of(group, rule, batch.params, batch.states, decay)
             batch.run(batch_grads, scalars)
-
-    def lazy_values(self) -> list:
-        """What a step changed on a lazy device (MLX), to evaluate: each lazy batch's tensors
-        and the state entries beyond the rule's (NAdam's ``mu_product``, ASGD's ``eta``)."""
-        kept = {*self.rule.state, "step"}
+        kept = {*rule.state, "step"}
         return [values for batch in self.batches if batch.lazy
                 for values in (batch.tensors, [s for s in batch.states if not kept.issuperset(s)])]

@@ -26,6 +26,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import linecache
 from operator import methodcaller
 from collections.abc import Callable, Iterable, Sequence
@@ -66,20 +67,17 @@ class Rule(_rules.Rule):
             raise ValueError(f"decay must be None, 'l2' or 'decoupled', got {decay!r}")
         self.decay, self.depends_on, self._scalars = decay, depends_on, scalars
         self._names = frozenset(self.scalars)
-        self._variants: dict = {}
 
-    def scalar_values(self, group: dict, param: Tensor, state: dict) -> tuple:
+    def scalar_values(self, group: dict, param: Tensor, state: dict, decay: float | None = None) -> tuple:
         """The rule's scalars for ``param`` (its step already counted), in the rule's order,
-        from the dict its scalars function returns; its names must be the rule's."""
+        from the dict its scalars function returns; its names must be the rule's. With
+        ``decay`` (the number :meth:`for_group` gave), the scalars of :meth:`for_group`'s
+        rule: that number first."""
         values = self._scalars(group, param, state)  # type: ignore[misc]  # a rule an optimizer runs has one
         if values.keys() != self._names:
             raise TypeError(f"the scalars of rule {self.name} must be {sorted(self._names)}, got {sorted(values)}")
-        return tuple(map(values.__getitem__, self.scalars))
-
-    def arguments(self, group: dict, param: Tensor, state: dict, decay: float | None) -> tuple:
-        """The scalars of :meth:`for_group`'s rule: its decay's number (where it has one), then these."""
-        values = self.scalar_values(group, param, state)
-        return values if decay is None else (decay, *values)
+        ordered = map(values.__getitem__, self.scalars)
+        return tuple(ordered) if decay is None else (decay, *ordered)
 
     def for_group(self, group: dict) -> tuple[_rules.Rule, float | None]:
         """The rule the backend runs for ``group`` and the number its weight decay adds
@@ -94,11 +92,9 @@ class Rule(_rules.Rule):
         maximize = bool(group.get("maximize", False))
         if not (maximize or decay):
             return self, None
-        variant = self._variants.get((maximize, decay))
-        if variant is None:
-            variant = self._variants[(maximize, decay)] = self._variant(maximize, decay)
-        return variant, value
+        return self._variant(maximize, decay), value
 
+    @functools.cache  # noqa: B019 - rules live as long as their modules
     def _variant(self, maximize: bool, decay: str | None) -> _rules.Rule:
         """A rule, from generated source, that runs the prologue, then this rule (a helper
         of it: numba compiles both, the array backends call one from the other)."""
