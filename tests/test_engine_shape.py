@@ -27,7 +27,7 @@ OPTIMIZERS.append(ZeroRedundancyOptimizer)
 
 #: The code lines of the base and its engine at this commit: the size may only shrink
 #: (issue 21's target is 500; see its note for where the rest stands).
-MEASURED_SIZE = 818
+MEASURED_SIZE = 755
 
 
 def test_every_optimizer_is_found():
