@@ -74,7 +74,20 @@ class Rule:
 
 
 def helper(fn: F) -> F:
-    """Mark ``fn`` as a pure elementwise helper that rules may call (its source is compiled with them)."""
+    """Mark ``fn`` as a pure elementwise helper that rules may call (its source is compiled with them).
+
+    Examples
+    --------
+    >>> from lucid.optim.elementwise import elementwise, helper
+    >>> @helper
+    ... def halve(x):
+    ...     return x * 0.5
+    >>> @elementwise()
+    ... def half_step(param, grad, neg_lr):
+    ...     return (param + halve(grad) * neg_lr,)
+    >>> half_step(1.0, 2.0, -0.5)
+    (0.5,)
+    """
     setattr(fn, "_lucid_elementwise_helper", True)  # (an attribute a type checker does not know functions have)
     return fn
 
@@ -105,32 +118,74 @@ def _collect_source(fn, parts: list, seen: set) -> None:
 # --- the vocabulary, with NumPy's semantics (a backend binds its own) ------------------------
 
 def sqrt(x):
-    """The square root, IEEE-rounded in ``x``'s dtype."""
+    """The square root, IEEE-rounded in ``x``'s dtype.
+
+    Examples
+    --------
+    >>> from lucid.optim.elementwise import sqrt
+    >>> float(sqrt(2.25))
+    1.5
+    """
     return np.sqrt(x)
 
 
 def abs(x):  # noqa: A001 - the rules' vocabulary names it as NumPy and torch do
-    """``|x|``."""
+    """``|x|``.
+
+    Examples
+    --------
+    >>> from lucid.optim.elementwise import abs
+    >>> float(abs(-2.0))
+    2.0
+    """
     return np.abs(x)
 
 
 def sign(x):
-    """-1, 0 or 1 by the sign of ``x`` (NaN stays NaN), as torch's ``sign``."""
+    """-1, 0 or 1 by the sign of ``x`` (NaN stays NaN), as torch's ``sign``.
+
+    Examples
+    --------
+    >>> from lucid.optim.elementwise import sign
+    >>> [float(sign(v)) for v in (-3.0, 0.0, 2.0)]
+    [-1.0, 0.0, 1.0]
+    """
     return np.sign(x)
 
 
 def maximum(a, b):
-    """The larger of ``a`` and ``b``, NaN if either is (torch's ``maximum``)."""
+    """The larger of ``a`` and ``b``, NaN if either is (torch's ``maximum``).
+
+    Examples
+    --------
+    >>> from lucid.optim.elementwise import maximum
+    >>> float(maximum(1.0, 2.0)), float(maximum(1.0, float("nan")))
+    (2.0, nan)
+    """
     return np.maximum(a, b)
 
 
 def minimum(a, b):
-    """The smaller of ``a`` and ``b``, NaN if either is (torch's ``minimum``)."""
+    """The smaller of ``a`` and ``b``, NaN if either is (torch's ``minimum``).
+
+    Examples
+    --------
+    >>> from lucid.optim.elementwise import minimum
+    >>> float(minimum(1.0, 2.0))
+    1.0
+    """
     return np.minimum(a, b)
 
 
 def where(condition, a, b):
-    """``a`` where ``condition`` holds, else ``b``."""
+    """``a`` where ``condition`` holds, else ``b``.
+
+    Examples
+    --------
+    >>> from lucid.optim.elementwise import where
+    >>> float(where(3.0 > 2.0, 1.0, -1.0))
+    1.0
+    """
     return np.where(condition, a, b)
 
 
@@ -141,6 +196,12 @@ def lerp(start, end, weight):
 
     ``weight / weight`` is 1 in the weight's own dtype (the branch has ``weight >= 0.5``):
     a literal 1 would make numba compute a float32 rule in float64.
+
+    Examples
+    --------
+    >>> from lucid.optim.elementwise import lerp
+    >>> lerp(0.0, 10.0, 0.25), lerp(0.0, 10.0, 1.0)
+    (2.5, 10.0)
     """
     diff = end - start
     if weight < 0.5:

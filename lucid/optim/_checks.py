@@ -14,7 +14,20 @@ from .._tensor import Tensor
 
 
 class RequiredParameter:
-    """The default of a hyperparameter every group must give."""
+    """The default of a hyperparameter every group must give (``lucid.optim.required``, as torch's).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn, optim
+    >>> class Plain(optim.Optimizer):
+    ...     def __init__(self, params, lr=optim.required):
+    ...         super().__init__(params, dict(lr=lr))
+    >>> Plain([nn.Parameter(lucid.zeros(1))])
+    Traceback (most recent call last):
+        ...
+    ValueError: parameter group didn't specify a value of required optimization parameter lr
+    """
 
     def __repr__(self) -> str:
         return "<required parameter>"

@@ -94,7 +94,22 @@ class Hooks:
 
 def with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
     """``step``, a method of an optimizer, run by its hooks' :meth:`Hooks.run_step` (the
-    base's ``step`` is; an optimizer whose ``step`` does not call the base's decorates it)."""
+    base's ``step`` is; an optimizer whose ``step`` does not call the base's decorates it).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn, optim
+    >>> from lucid.optim.optimizer import with_step_hooks
+    >>> class Frozen(optim.SGD):
+    ...     @with_step_hooks
+    ...     def step(self, closure=None):  # does nothing, but its hooks still run
+    ...         return None
+    >>> opt = Frozen([nn.Parameter(lucid.zeros(1))])
+    >>> handle = opt.register_step_pre_hook(lambda o, args, kwargs: print("pre-hook"))
+    >>> opt.step()
+    pre-hook
+    """
 
     @functools.wraps(step)
     def wrapper(*args, **kwargs):

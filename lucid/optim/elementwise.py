@@ -58,6 +58,12 @@ class Rule(_rules.Rule):
     scalars are computed (:meth:`scalar_values`, by name), what in a parameter's state they
     depend on (``depends_on``: computed once per group and value of it, or per parameter
     where it is None) and how ``weight_decay`` enters it (``decay``).
+
+    Examples
+    --------
+    >>> from lucid.optim.adam import adam
+    >>> adam.state, adam.decay
+    (('exp_avg', 'exp_avg_sq'), 'l2')
     """
 
     def __init__(self, fn: Callable[..., Any], state: Sequence[str], decay: str | None,
@@ -72,7 +78,15 @@ class Rule(_rules.Rule):
         """The rule's scalars for ``param`` (its step already counted), in the rule's order,
         from the dict its scalars function returns; its names must be the rule's. With
         ``decay`` (the number :meth:`for_group` gave), the scalars of :meth:`for_group`'s
-        rule: that number first."""
+        rule: that number first.
+
+        Examples
+        --------
+        >>> from lucid.optim.sgd import sgd
+        >>> group = {"lr": 0.5, "momentum": 0}
+        >>> sgd.scalars, sgd.scalar_values(group, None, {}), sgd.scalar_values(group, None, {}, decay=0.1)
+        (('neg_lr',), (-0.5,), (0.1, -0.5))
+        """
         values = self._scalars(group, param, state)  # type: ignore[misc]  # a rule an optimizer runs has one
         if values.keys() != self._names:
             raise TypeError(f"the scalars of rule {self.name} must be {sorted(self._names)}, got {sorted(values)}")
@@ -84,7 +98,18 @@ class Rule(_rules.Rule):
         (None without): this rule, or one that negates the gradient under ``maximize`` and
         applies L2 (``grad + weight_decay * param``) or decoupled weight decay (the
         parameter shrunk by ``1 - lr * weight_decay``, also where the group sets
-        ``decoupled_weight_decay``) first, then calls this one."""
+        ``decoupled_weight_decay``) first, then calls this one.
+
+        Examples
+        --------
+        >>> from lucid.optim.adam import adam
+        >>> adam.for_group({"weight_decay": 0})[0] is adam
+        True
+        >>> kernel, decay = adam.for_group({"weight_decay": 0.01, "lr": 0.1, "maximize": True,
+        ...                                 "decoupled_weight_decay": True})
+        >>> kernel.name, decay
+        ('adam__maximize__decoupled', 0.999)
+        """
         decay, weight_decay, value = None, group.get("weight_decay", 0), None
         if self.decay and weight_decay != 0:
             decay = "decoupled" if self.decay == "decoupled" or group.get("decoupled_weight_decay", False) else "l2"
