@@ -38,6 +38,21 @@ from ._tensor import Tensor, eval  # noqa: A004 - mx.eval's name: evaluate lazy 
 from ._tensor_types import BoolTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor
 from ._sparse import SparseTensor, sparse_coo_tensor
 
+# issue 24, the names real scripts use: torch's aliases, the deprecated scalar-first orders,
+# roll, sampling, as_tensor
+from ._factory import as_tensor  # noqa: E402
+from ._ops.elementwise import logical_not  # noqa: E402
+from ._ops.methods import _eq as eq, _ge as ge, _gt as gt, _le as le, _logical_and as logical_and  # noqa: E402
+from ._ops.methods import _logical_or as logical_or, _logical_xor as logical_xor, _lt as lt, _ne as ne  # noqa: E402
+from ._ops.sampling import bernoulli, multinomial  # noqa: E402
+from ._ops.scaled import add, addcdiv, addcmul, sub  # noqa: E402
+from ._ops.shape import roll  # noqa: E402
+
+multiply, subtract, divide, true_divide, absolute, negative = mul, sub, div, div, abs, neg
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+concat = concatenate = cat
+swapdims = swapaxes = transpose
+
 from . import nn, optim, utils  # noqa: E402 - after the core they build on, as torch.nn and torch.optim
 from . import random  # noqa: E402 - torch.random's names for the generator's seed and state
 from .serialization import load, save  # noqa: E402 - checkpoints hold nn.Parameters
@@ -80,4 +95,9 @@ __all__ = [
     "unbind", "unsqueeze",
     "SparseTensor", "sparse_coo_tensor",
     "save", "load",
+    # issue 24, the names real scripts use
+    "as_tensor", "roll", "multinomial", "bernoulli", "addcmul", "addcdiv",
+    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
+    "multiply", "subtract", "divide", "true_divide", "absolute", "negative",
+    "greater", "greater_equal", "less", "less_equal", "not_equal", "concat", "concatenate", "swapdims", "swapaxes",
 ]

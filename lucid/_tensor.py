@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from . import _autograd, _backend, _device, _dtype
 from ._autograd import record
+from ._deprecation import scalar_first
 from ._backend import host
 from ._backend import random as _random
 from ._ops.broadcast import broadcast_shapes, check_fits
@@ -861,6 +862,11 @@ class Tensor:
         alpha : number, default 1
             The factor on ``other``.
 
+        Notes
+        -----
+        torch's deprecated ``add_(Number alpha, Tensor other)`` (``p.data.add_(-lr, p.grad.data)``)
+        is accepted, with torch's UserWarning, once per process.
+
         Examples
         --------
         >>> import lucid
@@ -869,6 +875,9 @@ class Tensor:
         >>> lucid.zeros(3).add_(lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (3,)), alpha=-1)
         tensor([-2.,  0., -4.])
         """
+        if isinstance(other, numbers.Number) and isinstance(alpha, Tensor):  # add_(-lr, grad): torch's old order
+            scalar_first("add_", "alpha", "Tensor other")
+            other, alpha = alpha, other
         self._check_inplace(other)
         if getattr(other, "is_sparse", False):
             return self._add_sparse_(other, alpha)
@@ -914,6 +923,9 @@ class Tensor:
         >>> lucid.tensor([1.0, 2.0]).sub_(0.5)
         tensor([0.5, 1.5])
         """
+        if isinstance(other, numbers.Number) and isinstance(alpha, Tensor):  # torch's deprecated sub_(alpha, other)
+            scalar_first("sub_", "alpha", "Tensor other")
+            other, alpha = alpha, other
         return self.add_(other, alpha=-alpha)
 
     def mul_(self, other: Tensor | builtins.float) -> "Tensor":
@@ -1079,6 +1091,7 @@ class Tensor:
             The factors.
         value : number, default 1
             The scale of their product.
+            torch's deprecated ``addcmul_(value, tensor1, tensor2)`` is accepted too, with its warning.
 
         Examples
         --------
@@ -1086,6 +1099,9 @@ class Tensor:
         >>> lucid.tensor([1.0, 1.0]).addcmul_(lucid.tensor([2.0, 3.0]), lucid.tensor([4.0, 5.0]), value=0.5)
         tensor([5. , 8.5])
         """
+        if isinstance(tensor1, numbers.Number) and isinstance(value, Tensor):  # addcmul_(value, t1, t2), deprecated
+            scalar_first("addcmul_", "value", "Tensor tensor1, Tensor tensor2")
+            tensor1, tensor2, value = tensor2, value, tensor1
         self._check_inplace(tensor1, tensor2)
         product = self._backend.multiply(self._operand(tensor1), self._operand(tensor2))
         if value != 1:
@@ -1104,6 +1120,7 @@ class Tensor:
             The denominator.
         value : number, default 1
             The scale of the numerator.
+            torch's deprecated ``addcdiv_(value, tensor1, tensor2)`` is accepted too, with its warning.
 
         Examples
         --------
@@ -1111,6 +1128,9 @@ class Tensor:
         >>> lucid.tensor([1.0, 1.0]).addcdiv_(lucid.tensor([2.0, 3.0]), lucid.tensor([4.0, 2.0]), value=2)
         tensor([2., 4.])
         """
+        if isinstance(tensor1, numbers.Number) and isinstance(value, Tensor):  # addcdiv_(value, t1, t2), deprecated
+            scalar_first("addcdiv_", "value", "Tensor tensor1, Tensor tensor2")
+            tensor1, tensor2, value = tensor2, value, tensor1
         self._check_inplace(tensor1, tensor2)
         numerator = self._operand(tensor1)
         if value != 1:
@@ -1247,6 +1267,38 @@ class Tensor:
             value = b.astype(value, self.dtype)
         self._data = b.setitem(self._data, index, value)
         self._version += 1
+
+    def _become_view(self, view: Callable[["Tensor"], "Tensor"]) -> "Tensor":
+        """Make this tensor ``view(self)``, a view of itself in a new shape, keeping its identity:
+        the machinery of ``unsqueeze_``, ``t_``, ``transpose_``, ... (lucid._ops.inplace_shape).
+
+        As in torch: a leaf that requires grad is refused while gradients are on; with them on,
+        the tensor's ``grad_fn`` becomes the view's (its input the tensor as it was); with them
+        off, the ``grad_fn`` stays; the storage's version counter goes up by one.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> x = lucid.zeros(2, 3)
+        >>> x._become_view(lambda t: t.reshape(3, 2)) is x, x.shape, x._version
+        (True, (3, 2), 1)
+        """
+        if _autograd.is_grad_enabled() and self._requires_grad and self._node is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        former = object.__new__(Tensor)  # this tensor as it was: the view's input in the graph
+        for slot in ("_box", "_backend", "_requires_grad", "_grad", "_node", "_versions", "_base", "_as_view",
+                     "_write_back", "_seen"):
+            if hasattr(self, slot):
+                setattr(former, slot, getattr(self, slot))
+        former._retains_grad = False
+        out = view(former)
+        self._box, self._base = out._box, out._base
+        if out._base is not None:
+            self._as_view, self._write_back, self._seen = out._as_view, out._write_back, out._seen
+        if out._node is not None:
+            self._node = out._node
+        self._version += 1
+        return self
 
     def clone(self) -> "Tensor":
         """A copy with its own storage, recorded by autograd (gradients flow to ``self``).

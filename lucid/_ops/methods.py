@@ -9,6 +9,7 @@ from .. import _dtype, _factory, _tensor_types
 from .._tensor import Tensor
 from . import elementwise as ew
 from . import indexing, linalg, reduction, scatter, shape, sorting
+from . import inplace_shape, sampling, scaled
 
 
 def _operator(fn):
@@ -340,6 +341,36 @@ METHODS = {
     "masked_fill_": _masked_fill_, "scatter_": _scatter_, "scatter_add_": _scatter_add_, "index_add_": _index_add_,
     "index_copy_": scatter.index_copy_, "nonzero_rows": scatter.nonzero_rows,
 }
+
+def _logical_xor(self: Tensor, other: Tensor | float) -> Tensor:
+    """``self xor other`` elementwise, as a bool tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([True, True]).logical_xor(lucid.tensor([True, False])).tolist()
+    [False, True]
+    """
+    return ew.logical("logical_xor", self, other)
+
+
+# issue 24, the names real scripts use: torch's deprecated scalar-first overloads, torch's
+# aliases, the in-place shape methods, roll and sampling
+METHODS.update({
+    "add": scaled.as_method(scaled.add), "sub": scaled.as_method(scaled.sub),
+    "addcmul": scaled.as_method(scaled.addcmul), "addcdiv": scaled.as_method(scaled.addcdiv),
+    "multiply": ew.mul, "multiply_": Tensor.mul_, "subtract": scaled.sub, "subtract_": Tensor.sub_,
+    "divide": ew.div, "divide_": Tensor.div_, "true_divide": ew.div, "true_divide_": Tensor.div_,
+    "absolute": ew.abs, "absolute_": Tensor.abs_, "negative": ew.neg, "negative_": Tensor.neg_,
+    "clip_": Tensor.clamp_, "logical_xor": _logical_xor,
+    "greater": _gt, "greater_equal": _ge, "less": _lt, "less_equal": _le, "not_equal": _ne,
+    "swapdims": shape.transpose, "swapaxes": shape.transpose, "ndimension": Tensor.dim, "nelement": Tensor.numel,
+    "unsqueeze_": inplace_shape.unsqueeze_, "squeeze_": inplace_shape.squeeze_, "t_": inplace_shape.t_,
+    "transpose_": inplace_shape.transpose_, "swapdims_": inplace_shape.transpose_,
+    "swapaxes_": inplace_shape.transpose_,
+    "roll": shape.roll, "multinomial": sampling.multinomial, "bernoulli": sampling.bernoulli,
+    "bernoulli_": sampling.bernoulli_,
+})
 
 for _name, _fn in METHODS.items():
     binary = _name.startswith("__") and _name not in (

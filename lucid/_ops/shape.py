@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 from .. import _dtype
@@ -451,3 +452,58 @@ def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     (axis,) = _axes(a, dim)
     return tuple(getitem(a, (slice(None),) * axis + (i,)) for i in range(a.shape[axis]))
+
+
+def _int_tuple(value, fn: str, argument: str, position: int) -> tuple[int, ...]:
+    values = (value,) if isinstance(value, numbers.Integral) else value
+    if not isinstance(values, (tuple, list)) or not all(
+            isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values):
+        kind = type(value).__name__ if not isinstance(value, (tuple, list)) else f"tuple of {type(value).__name__}"
+        raise TypeError(f"{fn}(): argument '{argument}' (position {position}) must be tuple of ints, not {kind}")
+    return tuple(int(v) for v in values)
+
+
+def roll(a: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Tensor:
+    """``a`` with its elements shifted ``shifts`` places along ``dims``, those pushed off the
+    end coming back at the start; without ``dims``, along the flattened tensor, shape kept.
+
+    Parameters
+    ----------
+    shifts : int or tuple of int
+        One shift per dimension in ``dims`` (positive: towards the higher indices).
+    dims : int or tuple of int, optional
+        The dimensions, as many as ``shifts``; a dimension may repeat (its shifts add up).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.arange(6).reshape(2, 3)
+    >>> x.roll(1).tolist(), lucid.roll(x, (1, -1), (0, 1)).tolist()
+    ([[5, 0, 1], [2, 3, 4]], [[4, 5, 3], [1, 2, 0]])
+    """
+    shifts = _int_tuple(shifts, "roll", "shifts", 2)
+    dims = () if dims is None else _int_tuple(dims, "roll", "dims", 3)
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if not dims and len(shifts) == 1:
+        return reshape(roll(flatten(a), shifts, 0), a.shape)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    if a.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    axes = [_axes(a, d)[0] for d in dims]
+    backend = a._backend
+
+    def shift(array, sign):
+        for axis, by in zip(axes, shifts):
+            n = a.shape[axis]
+            cut = n - (sign * by) % n if n else 0
+            if 0 < cut < n:
+                head = (slice(None),) * axis
+                array = backend.concatenate([backend.getitem(array, head + (slice(cut, None),)),
+                                             backend.getitem(array, head + (slice(None, cut),))], axis)
+        return array
+
+    rolled = shift(a._data, 1)
+    out = a._like(rolled if rolled is not a._data else backend.copy(rolled))  # a copy even when nothing moved
+    return record(out, "RollBackward", (a,), lambda g: (shift(g, -1),))
