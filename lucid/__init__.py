@@ -45,7 +45,7 @@ from ._ops.elementwise import logical_not  # noqa: E402
 from ._ops.methods import _eq as eq, _ge as ge, _gt as gt, _le as le, _logical_and as logical_and  # noqa: E402
 from ._ops.methods import _logical_or as logical_or, _logical_xor as logical_xor, _lt as lt, _ne as ne  # noqa: E402
 from ._ops.sampling import bernoulli, multinomial  # noqa: E402
-from ._ops.scaled import add, addcdiv, addcmul, sub  # noqa: E402
+from ._ops.scaled import add, addcdiv, addcmul, sub  # type: ignore[assignment]  # noqa: E402 - add/sub with torch's deprecated order too
 from ._ops.shape import roll  # noqa: E402
 
 multiply, subtract, divide, true_divide, absolute, negative = mul, sub, div, div, abs, neg

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from . import _backend, _dtype, _generator
 from ._backend import random as _random
@@ -516,7 +516,7 @@ def as_tensor(data: object, dtype: _dtype.dtype | None = None, device: str | Non
     if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if host_is_array(data) and device in (None, "cpu"):
-        shared = from_numpy(data)
+        shared = from_numpy(cast("ndarray", data))
         return shared if dtype is None or _check_dtype(dtype) is shared.dtype else shared.to(dtype)
     return Tensor(data, dtype=dtype, device=device or "cpu")
 

@@ -22,9 +22,12 @@ if TYPE_CHECKING:
     from ._backend.host import ndarray
     from ._ops import elementwise as _ew
     from ._ops import indexing as _indexing
+    from ._ops import inplace_shape as _inplace_shape
     from ._ops import linalg as _linalg
     from ._ops import methods as _methods
     from ._ops import reduction as _reduction
+    from ._ops import sampling as _sampling
+    from ._ops import scaled as _scaled
     from ._ops import scatter as _scatter
     from ._ops import shape as _shape
     from ._ops import sorting as _sorting
@@ -1045,10 +1048,12 @@ class Tensor:
         tensor([0. , 0.5, 1. ])
         """
         self._check_inplace(min, max)
+        version = self._version
         if min is not None:
             self._inplace("maximum", self._operand(min))
         if max is not None:
             self._inplace("minimum", self._operand(max))
+        self._version = version + 1  # one write, as torch counts it, whichever bounds
         return self
 
     def lerp_(self, end: Tensor | builtins.float, weight: Tensor | builtins.float) -> "Tensor":
@@ -1362,6 +1367,19 @@ class Tensor:
         new_full, new_tensor, type = _methods._new_full, _methods._new_tensor, _methods._type
         masked_fill_, scatter_, scatter_add_ = _methods._masked_fill_, _methods._scatter_, _methods._scatter_add_
         index_add_ = _methods._index_add_
+        # issue 24, the names real scripts use
+        addcmul, addcdiv = _scaled.addcmul, _scaled.addcdiv
+        multiply, subtract, divide, true_divide = _ew.mul, _scaled.sub, _ew.div, _ew.div
+        absolute, negative, logical_xor = _ew.abs, _ew.neg, _methods._logical_xor
+        multiply_, subtract_, divide_, true_divide_ = mul_, sub_, div_, div_
+        absolute_, negative_, clip_ = abs_, neg_, clamp_
+        greater, greater_equal, less, less_equal = _methods._gt, _methods._ge, _methods._lt, _methods._le
+        not_equal, swapdims, swapaxes = _methods._ne, _shape.transpose, _shape.transpose
+        ndimension, nelement = dim, numel
+        unsqueeze_, squeeze_, t_ = _inplace_shape.unsqueeze_, _inplace_shape.squeeze_, _inplace_shape.t_
+        transpose_ = swapdims_ = swapaxes_ = _inplace_shape.transpose_
+        roll, multinomial = _shape.roll, _sampling.multinomial
+        bernoulli, bernoulli_ = _sampling.bernoulli, _sampling.bernoulli_
 
         @property
         def T(self) -> Tensor: ...

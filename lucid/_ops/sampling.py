@@ -11,6 +11,7 @@ import numbers
 from .. import _dtype
 from .._autograd import record
 from .._backend import random as _random
+from .._generator import Generator
 from .._tensor import Tensor
 from .broadcast import check_fits
 
@@ -18,7 +19,8 @@ _P_IN_RANGE = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Cou
                "improved?  If so, please report an enhancement request to PyTorch.)")
 
 
-def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: Generator | None = None) -> Tensor:
     """Category indices drawn from each row of ``input``, a 1-D or 2-D tensor of non-negative
     weights (they need not sum to 1).
 
@@ -87,7 +89,7 @@ def _probabilities(p: Tensor, backend):
     return values
 
 
-def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tensor:
+def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None) -> Tensor:
     """1 with probability ``input`` (elementwise), else 0, in ``input``'s dtype; with ``p``,
     1 with probability ``p`` everywhere, in ``input``'s shape and dtype.
 
@@ -130,7 +132,7 @@ def _check_probability(p) -> None:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
 
 
-def bernoulli_(self: Tensor, p: Tensor | float = 0.5, *, generator=None) -> Tensor:
+def bernoulli_(self: Tensor, p: Tensor | float = 0.5, *, generator: Generator | None = None) -> Tensor:
     """Fill in place with 1 with probability ``p`` (a number, or a tensor broadcast to this
     tensor's shape), else 0.
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+from typing import Any
 
 from .. import _deprecation
 from .._tensor import Tensor
@@ -16,7 +17,7 @@ _TENSORS = {"add": "Tensor other", "sub": "Tensor other",
 _SCALAR = {"add": "alpha", "sub": "alpha", "addcmul": "value", "addcdiv": "value"}
 
 
-def _scalar_first(name: str, args: tuple, function: bool) -> tuple[tuple, object] | None:
+def _scalar_first(name: str, args: tuple, function: bool) -> tuple[tuple, Any] | None:
     """``(tensors, scalar)`` when ``args`` are in torch's deprecated order ``(scalar, *tensors)``
     (warning once, as torch), else None."""
     count = _TENSORS[name].count("Tensor")
