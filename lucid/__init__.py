@@ -46,12 +46,18 @@ from ._ops.methods import _eq as eq, _ge as ge, _gt as gt, _le as le, _logical_a
 from ._ops.methods import _logical_or as logical_or, _logical_xor as logical_xor, _lt as lt, _ne as ne  # noqa: E402
 from ._ops.sampling import bernoulli, multinomial  # noqa: E402
 from ._ops.scaled import add, addcdiv, addcmul, sub  # type: ignore[assignment]  # noqa: E402 - add/sub with torch's deprecated order too
-from ._ops.shape import roll  # noqa: E402
+from ._ops.shape import diag, roll, select  # noqa: E402
+from ._ops.elementwise import acos, asin, atan, rsqrt, tan  # noqa: E402
+from ._ops.linalg import outer  # noqa: E402
+from ._ops.reduction import prod  # noqa: E402
+from ._ops.sorting import unique  # noqa: E402
+from . import accelerator, cuda  # noqa: E402 - torch.accelerator's and torch.cuda's device queries
 
 multiply, subtract, divide, true_divide, absolute, negative = mul, sub, div, div, abs, neg
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 concat = concatenate = cat
 swapdims = swapaxes = transpose
+arcsin, arccos, arctan, ger = asin, acos, atan, outer
 
 from . import nn, optim, utils  # noqa: E402 - after the core they build on, as torch.nn and torch.optim
 from . import random  # noqa: E402 - torch.random's names for the generator's seed and state
@@ -100,4 +106,6 @@ __all__ = [
     "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
     "multiply", "subtract", "divide", "true_divide", "absolute", "negative",
     "greater", "greater_equal", "less", "less_equal", "not_equal", "concat", "concatenate", "swapdims", "swapaxes",
+    "tan", "asin", "acos", "atan", "arcsin", "arccos", "arctan", "rsqrt", "prod", "select", "diag", "outer", "ger",
+    "unique", "accelerator", "cuda",
 ]

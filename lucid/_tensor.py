@@ -1379,7 +1379,11 @@ class Tensor:
         unsqueeze_, squeeze_, t_ = _inplace_shape.unsqueeze_, _inplace_shape.squeeze_, _inplace_shape.t_
         transpose_ = swapdims_ = swapaxes_ = _inplace_shape.transpose_
         roll, multinomial = _shape.roll, _sampling.multinomial
-        bernoulli, bernoulli_ = _sampling.bernoulli, _sampling.bernoulli_
+        bernoulli, bernoulli_, random_ = _sampling.bernoulli, _sampling.bernoulli_, _sampling.random_
+        tan, asin, acos, atan, rsqrt = _ew.tan, _ew.asin, _ew.acos, _ew.atan, _ew.rsqrt
+        arcsin, arccos, arctan, prod = _ew.asin, _ew.acos, _ew.atan, _reduction.prod
+        select, diag, outer, ger = _shape.select, _shape.diag, _linalg.outer, _linalg.outer
+        unique, where = _sorting.unique, _methods._where
 
         @property
         def T(self) -> Tensor: ...

@@ -300,6 +300,15 @@ def _cases():
         c("squeeze_", lambda m, a: (a * 1).squeeze_(1) + (a * 3).squeeze_(), ((3, 1, 4),)),
         c("t_", lambda m, a: (a * 1).t_() * a.t(), x34),
         c("transpose_", lambda m, a: (a + 0).transpose_(0, 2).swapdims_(0, 1).swapaxes_(1, 2) * 2, x234),
+        c("tan", lambda m, a: m.tan(a * 0.7), x34),
+        c("asin_acos", lambda m, a: m.asin(a * 0.45) + (a * 0.4).acos() * 2, x34),
+        c("atan", lambda m, a: m.atan(a * 3) + a.arctan(), x34),
+        c("rsqrt", lambda m, a: m.rsqrt(a) + a.rsqrt() * a, x34, "pos"),
+        c("prod", lambda m, a: a.prod(1) + m.prod(a), x34),
+        c("prod_keepdim", lambda m, a: m.prod(a, 0, keepdim=True) * a, x34),
+        c("select", lambda m, a: a.select(1, -1) * m.select(a, 0, 2), ((3, 3),)),
+        c("diag", lambda m, a, b: m.diag(a).sum(0) + m.diag(b, 1) + m.diag(b, -2)[1:, :4].sum(0), ((3, 3), (3,))),
+        c("outer", lambda m, a, b: m.outer(a, b) + a.outer(b), ((3,), (4,))),
     ]
 
 

@@ -403,3 +403,77 @@ def test_an_in_place_reshape_makes_a_saved_tensor_stale_as_torch():
     mine, reference = raised(out.backward), raised(out_t.backward)
     assert type(mine) is type(reference) is RuntimeError
     assert "modified by an inplace operation" in str(mine) and "modified by an inplace operation" in str(reference)
+
+
+# --- more of the survey's names: select, diag, outer, prod, unique, random_, the device queries --
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_integer_results_match_torch(device):
+    values = [[3, 1, 2], [2, 3, 3]]
+    ours, theirs = _both(values, device, "int64")
+    assert ours.prod().tolist() == theirs.prod().tolist() and ours.prod().dtype is lucid.int64
+    assert ours.prod(1, keepdim=True).tolist() == theirs.prod(1, keepdim=True).tolist()
+    assert (ours > 1).prod(0).tolist() == (theirs > 1).prod(0).tolist()
+    for diagonal in (-2, -1, 0, 1, 3):
+        assert lucid.diag(ours, diagonal).tolist() == torch.diag(theirs, diagonal).tolist(), diagonal
+        assert ours[0].diag(diagonal).tolist() == theirs[0].diag(diagonal).tolist(), diagonal
+    assert lucid.outer(ours[0], ours[1]).tolist() == torch.outer(theirs[0], theirs[1]).tolist()
+    assert lucid.ger(ours[0], ours[1]).tolist() == torch.outer(theirs[0], theirs[1]).tolist()
+    mine = lucid.unique(ours, return_inverse=True, return_counts=True)
+    reference = torch.unique(theirs, return_inverse=True, return_counts=True)
+    assert [t.tolist() for t in mine] == [t.tolist() for t in reference] and mine[0].device == device
+    assert ours.unique().tolist() == theirs.unique().tolist()
+    assert ours.select(1, -1).tolist() == theirs.select(1, -1).tolist()
+    assert ours.where(ours > 2, -1).tolist() == theirs.where(theirs > 2, -1).tolist()
+
+
+def test_a_zero_in_a_product_gets_the_product_of_the_others_as_torch():
+    ours, theirs = _both([[2.0, 0.0, 3.0], [0.0, 0.0, 5.0]], "cpu", "float64", requires_grad=True)
+    ours.prod(1).sum().backward()
+    theirs.prod(1).sum().backward()
+    assert ours.grad.tolist() == theirs.grad.tolist()
+
+
+SURVEY_ERRORS = [
+    ("select index", lambda m, x: x.select(0, 5)),
+    ("select dim", lambda m, x: m.select(x, 2, 0)),
+    ("diag 3-d", lambda m, x: m.diag(x.unsqueeze(0))),
+    ("diag 0-d", lambda m, x: m.diag(x.sum())),
+    ("outer matrix", lambda m, x: m.outer(x, x[0])),
+    ("outer vec2", lambda m, x: m.outer(x[0], x)),
+    ("random_ bounds", lambda m, x: x.random_(5, 3)),
+]
+
+
+@pytest.mark.parametrize("name,call", SURVEY_ERRORS, ids=[n for n, _ in SURVEY_ERRORS])
+def test_survey_names_refuse_what_torch_refuses(name, call):
+    ours, theirs = _both(np.zeros((2, 3)).tolist(), "cpu")
+    _same_error(lambda: call(lucid, ours), lambda: call(torch, theirs))
+    assert ours.tolist() == np.zeros((2, 3)).tolist()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_random_fills_with_integers_of_torchs_ranges(device):
+    lucid.manual_seed(4)
+    for dtype, args, low, high in (("float32", (3, 7), 3, 7), ("int64", (5,), 0, 5), ("float64", (), 0, 2**53 + 1),
+                                   ("float32", (), 0, 2**24 + 1), ("bool", (), 0, 2)):
+        x = lucid.zeros(2000, dtype=getattr(lucid, dtype), device=device)
+        assert x.random_(*args) is x and x._version == 1 and x.dtype is getattr(lucid, dtype)
+        values = x.cpu().numpy().astype(np.float64)
+        assert (values == np.round(values)).all() and values.min() >= low and values.max() < high
+        if high - low < 10:
+            assert set(values.tolist()) == set(range(low, high))
+
+
+def test_the_device_queries_answer_for_lucids_devices():
+    gpu = lucid.is_available("gpu")
+    assert lucid.accelerator.is_available() is gpu
+    assert lucid.accelerator.device_count() == int(gpu)
+    assert lucid.accelerator.current_accelerator() == ("gpu" if gpu else None)
+    if gpu:
+        assert lucid.accelerator.current_device_index() == 0
+        lucid.accelerator.set_device_index(0)
+        assert raised(lambda: lucid.accelerator.set_device_index(1)) is not None
+    # no CUDA in lucid: what torch says on a machine without it
+    assert lucid.cuda.is_available() is False and lucid.cuda.device_count() == 0
+    assert lucid.device("cuda" if lucid.cuda.is_available() else "cpu") == "cpu"

@@ -16,7 +16,8 @@ is parsed with :mod:`ast`, never run. A script's torch names are
   counts and ``model.train()`` does not): the receiver's type is not known, so this is a guess.
 
 One line per name, the most used first: how many scripts use it, ``yes`` or ``NO`` for lucid,
-the name as lucid would spell it. ``--missing`` prints only the names lucid lacks. The page
+the name as lucid would spell it. ``--missing`` prints only the names lucid lacks, ``--where``
+the scripts that use each. The page
 docs/guide/torch_names.rst lists what this found (CI has no network, so no test runs it).
 """
 
@@ -153,12 +154,17 @@ def _mark_parents(tree: ast.AST) -> None:
             child.parent = node  # type: ignore[attr-defined]
 
 
-def survey(sources: list[str]) -> Counter:
-    """How many scripts use each torch name, over every ``.py`` file of ``sources``."""
+def survey(sources: list[str], where: dict[str, list[str]] | None = None) -> Counter:
+    """How many scripts use each torch name, over every ``.py`` file of ``sources``; ``where``,
+    if given, collects the paths using each name."""
     uses: Counter = Counter()
     for source in sources:
-        for _path, text in python_files(source):
-            uses.update(names_in(text))
+        for path, text in python_files(source):
+            names = names_in(text)
+            uses.update(names)
+            if where is not None:
+                for name in names:
+                    where.setdefault(name, []).append(path)
     return uses
 
 
@@ -166,11 +172,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sources", nargs="+", help="git directories (bare mirrors) or folders of .py files")
     parser.add_argument("--missing", action="store_true", help="only the names lucid lacks")
+    parser.add_argument("--where", action="store_true", help="the scripts using each name, after it")
     args = parser.parse_args(argv)
-    for name, count in sorted(survey(args.sources).items(), key=lambda item: (-item[1], item[0])):
+    where: dict[str, list[str]] = {}
+    for name, count in sorted(survey(args.sources, where).items(), key=lambda item: (-item[1], item[0])):
         has = lucid_has(name)
         if not (args.missing and has):
             print(f"{count:4d}  {'yes' if has else 'NO ':3s}  {name}")
+            if args.where:
+                print("".join(f"          {path}\n" for path in where[name]), end="")
 
 
 if __name__ == "__main__":

@@ -216,6 +216,47 @@ class Backend:
     def erf(self, a):
         return self._xp.erf(a)
 
+    # issue 24, the names real scripts use
+    def tan(self, a):
+        return self._xp.tan(a)
+
+    def arcsin(self, a):
+        return self._xp.arcsin(a)
+
+    def arccos(self, a):
+        return self._xp.arccos(a)
+
+    def arctan(self, a):
+        return self._xp.arctan(a)
+
+    def prod(self, a, axis, keepdims=False):
+        return self._xp.prod(a, axis=axis, keepdims=keepdims)
+
+    def cumprod_exclusive(self, a, axis, reverse=False):
+        """Running products along ``axis`` of the elements before each (from the end when
+        ``reverse``): 1 first, then ``a[0]``, ``a[0] a[1]``, ..."""
+        if reverse:
+            return self.flip(self.cumprod_exclusive(self.flip(a, axis), axis), axis)
+        index = [slice(None)] * len(self.shape(a))
+        index[axis] = slice(None, -1)
+        ones = list(self.shape(a))
+        ones[axis] = 1
+        head = self.ones(ones, self.dtype_of(a))
+        return self.concatenate([head, self._xp.cumprod(a[tuple(index)], axis=axis)], axis)
+
+    def unique(self, a, return_inverse=False, return_counts=False):
+        """The sorted distinct values of ``a`` (flattened), and where requested the index of
+        each element's value among them (in ``a``'s shape) and how often each occurs, int64."""
+        host = self.to_numpy(a)
+        values, inverse, counts = np.unique(host.reshape(-1), return_inverse=True, return_counts=True)
+        dtype = self.dtype_of(a)
+        out = [self.asarray(values, dtype)]
+        if return_inverse:
+            out.append(self.asarray(inverse.reshape(host.shape), _dtype.int64))
+        if return_counts:
+            out.append(self.asarray(counts, _dtype.int64))
+        return out
+
     def erfc(self, a):
         """``1 - erf(a)``, without the cancellation of that difference where ``a`` is large."""
         raise NotImplementedError

@@ -828,3 +828,71 @@ def triu(a: Tensor, diagonal: int = 0) -> Tensor:
             [0., 0., 1.]])
     """
     return _triangle(a, diagonal, lower=False)
+
+
+# --- issue 24, the names real scripts use ----------------------------------------------------
+def tan(a: Tensor) -> Tensor:
+    """The elementwise tangent (radians).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tan(lucid.tensor([0.0])).tolist()
+    [0.0]
+    """
+    return _unary("TanBackward", a, lambda b, x: b.tan(x),
+                  lambda b, x: b.divide(1, b.multiply(b.cos(x), b.cos(x))))
+
+
+def _sqrt_one_minus_square(b, x):
+    """``sqrt(1 - x**2)`` as ``sqrt((1 - x)(1 + x))``: no cancellation as ``|x|`` nears 1."""
+    return b.sqrt(b.multiply(b.subtract(1, x), b.add(1, x)))
+
+
+def asin(a: Tensor) -> Tensor:
+    """The elementwise arcsine, in [-pi/2, pi/2] (nan outside [-1, 1]); also ``arcsin``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.asin(lucid.tensor([0.0, 1.0])).tolist() == [0.0, lucid.tensor(1.5707963267948966).item()]
+    True
+    """
+    return _unary("AsinBackward", a, lambda b, x: b.arcsin(x), lambda b, x: b.divide(1, _sqrt_one_minus_square(b, x)))
+
+
+def acos(a: Tensor) -> Tensor:
+    """The elementwise arccosine, in [0, pi] (nan outside [-1, 1]); also ``arccos``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.acos(lucid.tensor([1.0])).tolist()
+    [0.0]
+    """
+    return _unary("AcosBackward", a, lambda b, x: b.arccos(x), lambda b, x: b.divide(-1, _sqrt_one_minus_square(b, x)))
+
+
+def atan(a: Tensor) -> Tensor:
+    """The elementwise arctangent, in (-pi/2, pi/2); also ``arctan``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.atan(lucid.tensor([0.0])).tolist()
+    [0.0]
+    """
+    return _unary("AtanBackward", a, lambda b, x: b.arctan(x), lambda b, x: b.divide(1, b.add(1, b.multiply(x, x))))
+
+
+def rsqrt(a: Tensor) -> Tensor:
+    """``1 / sqrt(a)`` elementwise.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.rsqrt(lucid.tensor([4.0, 0.25])).tolist()
+    [0.5, 2.0]
+    """
+    return _unary("RsqrtBackward", a, lambda b, x: b.divide(1, b.sqrt(x)),
+                  lambda b, x: b.divide(-0.5, b.multiply(x, b.sqrt(x))))

@@ -362,3 +362,18 @@ def norm(input: Tensor, p: float | str = "fro", dim: int | Sequence[int] | None 
         return (backend.precisely(gradient, g, x),)
 
     return record(out, "NormBackward", (input,), backward, saved=(input,))
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """The outer product of two vectors: ``out[i, j] = input[i] * vec2[j]`` (also ``ger``).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.outer(lucid.tensor([1, 2]), lucid.tensor([1, 10, 100])).tolist()
+    [[1, 10, 100], [2, 20, 200]]
+    """
+    for name, t in (("self", input), ("vec2", vec2)):
+        if t.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.ndim}-D")
+    return input.reshape(-1, 1) * vec2.reshape(1, -1)

@@ -354,6 +354,19 @@ def _logical_xor(self: Tensor, other: Tensor | float) -> Tensor:
     return ew.logical("logical_xor", self, other)
 
 
+def _where(self: Tensor, condition: Tensor, y: Tensor | float) -> Tensor:
+    """``self`` where ``condition`` holds, ``y`` elsewhere: :func:`lucid.where` with ``self`` second.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.tensor([-1.0, 2.0])
+    >>> x.where(x > 0, 0.0).tolist()
+    [0.0, 2.0]
+    """
+    return ew.where(condition, self, y)
+
+
 # issue 24, the names real scripts use: torch's deprecated scalar-first overloads, torch's
 # aliases, the in-place shape methods, roll and sampling
 METHODS.update({
@@ -369,7 +382,10 @@ METHODS.update({
     "transpose_": inplace_shape.transpose_, "swapdims_": inplace_shape.transpose_,
     "swapaxes_": inplace_shape.transpose_,
     "roll": shape.roll, "multinomial": sampling.multinomial, "bernoulli": sampling.bernoulli,
-    "bernoulli_": sampling.bernoulli_,
+    "bernoulli_": sampling.bernoulli_, "random_": sampling.random_,
+    "tan": ew.tan, "asin": ew.asin, "acos": ew.acos, "atan": ew.atan, "arcsin": ew.asin, "arccos": ew.acos,
+    "arctan": ew.atan, "rsqrt": ew.rsqrt, "prod": reduction.prod, "select": shape.select, "diag": shape.diag,
+    "outer": linalg.outer, "ger": linalg.outer, "unique": sorting.unique, "where": _where,
 })
 
 for _name, _fn in METHODS.items():

@@ -496,3 +496,38 @@ def std(a: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None
     if not a.dtype.is_floating_point:
         raise RuntimeError(f"std and var only support floating point and complex dtypes, got {a.dtype}")
     return _spread(a, dim, unbiased, keepdim, correction, root=True)
+
+
+# --- issue 24, the names real scripts use ----------------------------------------------------
+def prod(a: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: _dtype.dtype | None = None) -> Tensor:
+    """The product over ``dim`` (all elements by default); integers and bools multiply as int64.
+
+    The gradient of each element is the product of the others (computed as such, so a zero
+    among them is no division by zero), as torch's.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> x.prod().item(), x.prod(1).tolist(), lucid.prod(x, 0, keepdim=True).shape
+    (24.0, [2.0, 12.0], (1, 2))
+    """
+    if dtype is not None:
+        a = a.to(dtype)
+    elif not a.dtype.is_floating_point:
+        a = a.to(_dtype.int64)
+    if dim is None:
+        return prod(shape_ops.reshape(a, (-1,)), 0)
+    (axis,) = _axes(a, dim)
+    backend, x, shape = a._backend, a._data, a.shape
+    if a.ndim == 0:
+        return record(a._like(backend.copy(x)), "ProdBackward", (a,), lambda g: (g,))
+    out = a._like(backend.precisely(lambda b, x: b.prod(x, axis, keepdims=keepdim), x))
+
+    def backward(g):
+        def others(b, g, x):
+            return b.multiply(_expand_back(b, g, shape, (axis,), keepdim),
+                              b.multiply(b.cumprod_exclusive(x, axis), b.cumprod_exclusive(x, axis, reverse=True)))
+        return (backend.precisely(others, g, x),)
+
+    return record(out, "ProdBackward", (a,), backward, saved=(a,))

@@ -153,3 +153,28 @@ def bernoulli_(self: Tensor, p: Tensor | float = 0.5, *, generator: Generator | 
         probs = float(p)
     drawn = self._backend.asarray(_random.bernoulli(probs, self.shape, generator), self.dtype)
     return self.copy_(Tensor._make(drawn, self._backend))  # copy_ refuses a leaf that requires grad, bumps the version
+
+
+_DEFAULT_TOP = {"float16": 2**11 + 1, "float32": 2**24 + 1, "float64": 2**53 + 1, "int32": 2**31 - 1,
+                "int64": 2**63 - 1, "bool": 2}  # torch's: every integer the dtype holds exactly
+
+
+def random_(self: Tensor, *bounds: int, generator: Generator | None = None) -> Tensor:
+    """Fill in place with integers drawn uniformly: ``random_(to)`` from [0, to),
+    ``random_(from, to)`` from [from, to), ``random_()`` from 0 to the largest integer the
+    dtype holds exactly (2**24 for float32, 2**53 for float64, 2**63 - 2 for int64), as torch.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.zeros(1000).random_(3, 7)
+    >>> sorted(set(x.tolist()))
+    [3.0, 4.0, 5.0, 6.0]
+    """
+    if len(bounds) > 2:
+        raise TypeError(f"random_() takes at most 2 positional arguments ({len(bounds)} given)")
+    low, high = (0, _DEFAULT_TOP[self.dtype.name]) if not bounds else (0, bounds[0]) if len(bounds) == 1 else bounds
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    drawn = _random.integers(int(low), int(high), self.shape, _dtype.int64, self._backend, generator)
+    return self.copy_(Tensor._make(drawn, self._backend))

@@ -507,3 +507,56 @@ def roll(a: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | Non
     rolled = shift(a._data, 1)
     out = a._like(rolled if rolled is not a._data else backend.copy(rolled))  # a copy even when nothing moved
     return record(out, "RollBackward", (a,), lambda g: (shift(g, -1),))
+
+
+def select(a: Tensor, dim: int, index: int) -> Tensor:
+    """The slice of ``a`` at ``index`` along ``dim``, without that dimension (a view): ``a[:, index]`` for ``dim=1``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([[1, 2, 3], [4, 5, 6]]).select(1, -1).tolist()
+    [3, 6]
+    """
+    if a.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    (axis,) = _axes(a, dim)
+    size = a.shape[axis]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(a.shape)} at dimension {dim}")
+    return getitem(a, (slice(None),) * axis + (int(index),))
+
+
+def diag(a: Tensor, diagonal: int = 0) -> Tensor:
+    """Of a vector, the square matrix with it on diagonal ``diagonal`` (0 the main one,
+    above it positive) and zeros elsewhere; of a matrix, that diagonal as a vector.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.diag(lucid.tensor([1, 2]), 1).tolist()
+    [[0, 1, 0], [0, 0, 2], [0, 0, 0]]
+    >>> lucid.arange(6).reshape(2, 3).diag(-1).tolist()
+    [3]
+    """
+    if a.ndim not in (1, 2):
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {a.ndim}D")
+    backend = a._backend
+    if a.ndim == 2:
+        rows, cols = a.shape
+        start_row, start_col = max(-diagonal, 0), max(diagonal, 0)
+        length = max(min(rows - start_row, cols - start_col), 0)
+        steps = backend.arange(0, length, 1, _dtype.int64)
+        index = (Tensor._make(backend.add(steps, start_row), backend), Tensor._make(backend.add(steps, start_col), backend))
+        return getitem(a, index)
+    n, k = a.shape[0], abs(diagonal)
+    square = a._like(backend.eye(n, n, a.dtype)) * unsqueeze(a, 0)
+
+    def zeros(*shape):
+        return a._like(backend.zeros(shape, a.dtype))
+
+    if diagonal > 0:
+        return cat([cat([zeros(n, k), square], 1), zeros(k, n + k)], 0)
+    if diagonal < 0:
+        return cat([zeros(k, n + k), cat([square, zeros(n, k)], 1)], 0)
+    return square
