@@ -48,7 +48,8 @@ from ._ops.sampling import bernoulli, multinomial  # noqa: E402
 from ._ops.scaled import add, addcdiv, addcmul, sub  # type: ignore[assignment]  # noqa: E402 - add/sub with torch's deprecated order too
 from ._ops.shape import diag, roll, select  # noqa: E402
 from ._ops.elementwise import acos, asin, atan, rsqrt, tan  # noqa: E402
-from ._ops.linalg import outer  # noqa: E402
+from ._ops.linalg import cross, outer  # noqa: E402
+from ._ops.elementwise import bitwise_and, bitwise_not, bitwise_or, bitwise_xor  # noqa: E402
 from ._ops.reduction import prod  # noqa: E402
 from ._ops.sorting import unique  # noqa: E402
 from . import accelerator, cuda  # noqa: E402 - torch.accelerator's and torch.cuda's device queries
@@ -107,5 +108,5 @@ __all__ = [
     "multiply", "subtract", "divide", "true_divide", "absolute", "negative",
     "greater", "greater_equal", "less", "less_equal", "not_equal", "concat", "concatenate", "swapdims", "swapaxes",
     "tan", "asin", "acos", "atan", "arcsin", "arccos", "arctan", "rsqrt", "prod", "select", "diag", "outer", "ger",
-    "unique", "accelerator", "cuda",
+    "unique", "accelerator", "cuda", "cross", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
 ]

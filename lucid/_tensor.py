@@ -1383,7 +1383,8 @@ class Tensor:
         tan, asin, acos, atan, rsqrt = _ew.tan, _ew.asin, _ew.acos, _ew.atan, _ew.rsqrt
         arcsin, arccos, arctan, prod = _ew.asin, _ew.acos, _ew.atan, _reduction.prod
         select, diag, outer, ger = _shape.select, _shape.diag, _linalg.outer, _linalg.outer
-        unique, where = _sorting.unique, _methods._where
+        unique, where, cross = _sorting.unique, _methods._where, _linalg.cross
+        bitwise_and, bitwise_or, bitwise_xor, bitwise_not = _ew.bitwise_and, _ew.bitwise_or, _ew.bitwise_xor, _ew.bitwise_not
 
         @property
         def T(self) -> Tensor: ...

@@ -309,6 +309,7 @@ def _cases():
         c("select", lambda m, a: a.select(1, -1) * m.select(a, 0, 2), ((3, 3),)),
         c("diag", lambda m, a, b: m.diag(a).sum(0) + m.diag(b, 1) + m.diag(b, -2)[1:, :4].sum(0), ((3, 3), (3,))),
         c("outer", lambda m, a, b: m.outer(a, b) + a.outer(b), ((3,), (4,))),
+        c("cross", lambda m, a, b: m.cross(a, b, dim=1) + a.cross(b * 2, dim=-1), ((4, 3), (4, 3))),
     ]
 
 

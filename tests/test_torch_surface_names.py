@@ -425,6 +425,11 @@ def test_integer_results_match_torch(device):
     assert ours.unique().tolist() == theirs.unique().tolist()
     assert ours.select(1, -1).tolist() == theirs.select(1, -1).tolist()
     assert ours.where(ours > 2, -1).tolist() == theirs.where(theirs > 2, -1).tolist()
+    for name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+        assert getattr(lucid, name)(ours, 6).tolist() == getattr(torch, name)(theirs, 6).tolist(), name
+        assert getattr(ours > 2, name)(ours < 3).tolist() == getattr(theirs > 2, name)(theirs < 3).tolist(), name
+    assert lucid.bitwise_not(ours).tolist() == torch.bitwise_not(theirs).tolist()
+    assert (ours > 2).bitwise_not().tolist() == (theirs > 2).bitwise_not().tolist()
 
 
 def test_a_zero_in_a_product_gets_the_product_of_the_others_as_torch():
@@ -442,6 +447,11 @@ SURVEY_ERRORS = [
     ("outer matrix", lambda m, x: m.outer(x, x[0])),
     ("outer vec2", lambda m, x: m.outer(x[0], x)),
     ("random_ bounds", lambda m, x: x.random_(5, 3)),
+    ("cross no 3", lambda m, x: m.cross(x[:, :2], x[:, :2], dim=1)),
+    ("cross dim", lambda m, x: m.cross(x, x, dim=0)),
+    ("cross ndim", lambda m, x: m.cross(x, x[0], dim=-1)),
+    ("bitwise of floats", lambda m, x: m.bitwise_xor(x, x)),
+    ("bitwise_not of floats", lambda m, x: m.bitwise_not(x)),
 ]
 
 

@@ -35,7 +35,9 @@ from pathlib import Path
 import torch
 
 import lucid
-import lucid.nn.functional  # noqa: F401 - the submodules a name may be under
+import lucid.distributed  # noqa: F401 - the submodules a name may be under
+import lucid.nn.functional  # noqa: F401
+import lucid.nn.parallel  # noqa: F401
 import lucid.optim.lr_scheduler  # noqa: F401
 import lucid.utils.data  # noqa: F401
 

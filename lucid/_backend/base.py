@@ -21,6 +21,7 @@ from .. import _dtype
 # that a name never reaches the array namespace unchecked.
 _COMPARE = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 _LOGICAL = ("logical_and", "logical_or", "logical_xor")
+_BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor")  # issue 24
 _INPLACE = ("add", "multiply", "divide", "negative", "sqrt", "abs", "sign", "maximum", "minimum")
 _SQRT1_2 = math.sqrt(0.5)
 
@@ -320,6 +321,15 @@ class Backend:
 
     def logical_not(self, a):
         return self._xp.logical_not(a)
+
+    def bitwise(self, op: str, a, b):
+        """``op`` is one of bitwise_and, bitwise_or, bitwise_xor, on integer or bool arrays."""
+        _check_name(op, _BITWISE, "bitwise operation")
+        return getattr(self._xp, op)(a, b)
+
+    def bitwise_not(self, a):
+        """Each bit inverted, as ``a ^ -1`` (a bool array: its logical not)."""
+        return self._xp.logical_not(a) if self.dtype_of(a) is _dtype.bool_ else self._xp.bitwise_xor(a, -1)
 
     def isfinite(self, a):
         return self._xp.isfinite(a)

@@ -896,3 +896,65 @@ def rsqrt(a: Tensor) -> Tensor:
     """
     return _unary("RsqrtBackward", a, lambda b, x: b.divide(1, b.sqrt(x)),
                   lambda b, x: b.divide(-0.5, b.multiply(x, b.sqrt(x))))
+
+
+def _bitwise_operands(name: str, *tensors: Tensor | int) -> None:
+    for t in tensors:
+        if isinstance(t, Tensor) and t.dtype.is_floating_point:
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_dtype.scalar_type(t.dtype)}'")
+
+
+def bitwise(op: str, a: Tensor | int, b: Tensor | int) -> Tensor:
+    """``op`` is bitwise_and, bitwise_or or bitwise_xor, on integer and bool tensors (bools stay bool)."""
+    _bitwise_operands(op, a, b)
+    a, b = coerce(a, b)
+    return a._like(a._backend.bitwise(op, a._data, b._data))
+
+
+def bitwise_and(input: Tensor | int, other: Tensor | int) -> Tensor:
+    """The elementwise bitwise and of integer or bool tensors.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.bitwise_and(lucid.tensor([12, 5]), 6).tolist()
+    [4, 4]
+    """
+    return bitwise("bitwise_and", input, other)
+
+
+def bitwise_or(input: Tensor | int, other: Tensor | int) -> Tensor:
+    """The elementwise bitwise or of integer or bool tensors.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.bitwise_or(lucid.tensor([12, 5]), 6).tolist()
+    [14, 7]
+    """
+    return bitwise("bitwise_or", input, other)
+
+
+def bitwise_xor(input: Tensor | int, other: Tensor | int) -> Tensor:
+    """The elementwise bitwise exclusive or of integer or bool tensors.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.bitwise_xor(lucid.tensor([1, 5, 11]), lucid.tensor([2, 7, 10])).tolist()
+    [3, 2, 1]
+    """
+    return bitwise("bitwise_xor", input, other)
+
+
+def bitwise_not(input: Tensor) -> Tensor:
+    """Each bit of an integer tensor inverted (``-x - 1``); of a bool tensor, its logical not.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.bitwise_not(lucid.tensor([0, 5])).tolist(), lucid.bitwise_not(lucid.tensor([True])).tolist()
+    ([-1, -6], [False])
+    """
+    _bitwise_operands("bitwise_not", input)
+    return input._like(input._backend.bitwise_not(input._data))

@@ -386,6 +386,8 @@ METHODS.update({
     "tan": ew.tan, "asin": ew.asin, "acos": ew.acos, "atan": ew.atan, "arcsin": ew.asin, "arccos": ew.acos,
     "arctan": ew.atan, "rsqrt": ew.rsqrt, "prod": reduction.prod, "select": shape.select, "diag": shape.diag,
     "outer": linalg.outer, "ger": linalg.outer, "unique": sorting.unique, "where": _where,
+    "cross": linalg.cross, "bitwise_and": ew.bitwise_and, "bitwise_or": ew.bitwise_or,
+    "bitwise_xor": ew.bitwise_xor, "bitwise_not": ew.bitwise_not,
 })
 
 for _name, _fn in METHODS.items():
