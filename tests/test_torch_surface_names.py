@@ -487,3 +487,57 @@ def test_the_device_queries_answer_for_lucids_devices():
     # no CUDA in lucid: what torch says on a machine without it
     assert lucid.cuda.is_available() is False and lucid.cuda.device_count() == 0
     assert lucid.device("cuda" if lucid.cuda.is_available() else "cpu") == "cpu"
+
+
+# --- a tutorial's loop: the char-RNN of pytorch/tutorials, trained by p.data.add_(-lr, p.grad.data) ----
+
+def _char_rnn(m, letters: int, hidden: int):
+    class RNN(m.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.i2h = m.nn.Linear(letters + hidden, hidden)
+            self.i2o = m.nn.Linear(letters + hidden, letters)
+            self.o2o = m.nn.Linear(hidden + letters, letters)
+            self.softmax = m.nn.LogSoftmax(dim=1)
+
+        def forward(self, input, hidden_state):
+            combined = m.cat((input, hidden_state), 1)
+            hidden_state, output = self.i2h(combined), self.i2o(combined)
+            return self.softmax(self.o2o(m.cat((hidden_state, output), 1))), hidden_state
+
+    return RNN().double()
+
+
+def _train_char_rnn(m, model, lines, letters, hidden, lr=0.05):
+    criterion, losses = m.nn.NLLLoss(), []
+    for line in lines:
+        model.zero_grad()
+        state, loss = m.zeros(1, hidden, dtype=m.float64), 0
+        for current, following in zip(line, line[1:]):
+            one_hot = m.zeros(1, letters, dtype=m.float64)
+            one_hot[0][current] = 1
+            output, state = model(one_hot, state)
+            loss += criterion(output, m.tensor([following]))
+        loss.backward()
+        for p in model.parameters():
+            p.data.add_(-lr, p.grad.data)  # torch's deprecated order, as the tutorial writes it
+        losses.append(loss.item())
+    return losses
+
+
+def test_the_char_rnn_tutorials_loop_runs_as_on_torch(fresh_warning):
+    letters, hidden = 6, 8
+    lines = [[0, 3, 1, 4, 5], [2, 2, 0, 1], [5, 4, 3, 2, 1, 0]] * 2
+    torch.manual_seed(0)
+    reference = _char_rnn(torch, letters, hidden)
+    ours = _char_rnn(lucid, letters, hidden)
+    ours.load_state_dict({k: lucid.tensor(v.detach().numpy()) for k, v in reference.state_dict().items()})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the deprecation, checked above
+        expected = _train_char_rnn(torch, reference, lines, letters, hidden)
+        got = _train_char_rnn(lucid, ours, lines, letters, hidden)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    with lucid.no_grad():  # and sampling the next letter from the trained model, as the scripts do
+        output, _ = ours(lucid.zeros(1, letters, dtype=lucid.float64), lucid.zeros(1, hidden, dtype=lucid.float64))
+        drawn = lucid.multinomial(output.exp(), 10, replacement=True)
+    assert drawn.shape == (1, 10) and 0 <= drawn.min().item() and drawn.max().item() < letters
