@@ -52,13 +52,19 @@ from ._ops.linalg import cross, outer  # noqa: E402
 from ._ops.elementwise import bitwise_and, bitwise_not, bitwise_or, bitwise_xor  # noqa: E402
 from ._ops.reduction import prod  # noqa: E402
 from ._ops.sorting import unique  # noqa: E402
+from ._ops.elementwise import clamp_max, clamp_min, isinf, isnan, log2, log10, reciprocal, square  # noqa: E402
+from ._ops.linalg import dot  # noqa: E402
+from ._ops.predicates import allclose, equal, is_tensor, isclose, numel  # noqa: E402
+from ._ops.scatter import masked_select, nonzero  # noqa: E402
+from ._ops.shape import movedim  # noqa: E402
+from ._dtype import get_default_dtype  # noqa: E402
 from . import accelerator, cuda  # noqa: E402 - torch.accelerator's and torch.cuda's device queries
 
 multiply, subtract, divide, true_divide, absolute, negative = mul, sub, div, div, abs, neg
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 concat = concatenate = cat
 swapdims = swapaxes = transpose
-arcsin, arccos, arctan, ger = asin, acos, atan, outer
+arcsin, arccos, arctan, ger, moveaxis = asin, acos, atan, outer, movedim
 
 from . import nn, optim, utils  # noqa: E402 - after the core they build on, as torch.nn and torch.optim
 from . import random  # noqa: E402 - torch.random's names for the generator's seed and state
@@ -109,4 +115,6 @@ __all__ = [
     "greater", "greater_equal", "less", "less_equal", "not_equal", "concat", "concatenate", "swapdims", "swapaxes",
     "tan", "asin", "acos", "atan", "arcsin", "arccos", "arctan", "rsqrt", "prod", "select", "diag", "outer", "ger",
     "unique", "accelerator", "cuda", "cross", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+    "log10", "log2", "square", "reciprocal", "isnan", "isinf", "clamp_min", "clamp_max", "dot", "allclose",
+    "equal", "isclose", "is_tensor", "numel", "masked_select", "nonzero", "movedim", "moveaxis", "get_default_dtype",
 ]

@@ -56,6 +56,18 @@ default_float = float32
 default_int = int64
 
 
+def get_default_dtype() -> dtype:
+    """The dtype Python floats become: ``lucid.float32``, as torch's default.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.get_default_dtype()
+    lucid.float32
+    """
+    return default_float
+
+
 def scalar_type(dtype) -> str:
     """torch's C++ name of ``dtype`` in error messages: "Float", "Long", ..."""
     return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",

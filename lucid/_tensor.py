@@ -22,7 +22,9 @@ if TYPE_CHECKING:
     from ._backend.host import ndarray
     from ._ops import elementwise as _ew
     from ._ops import indexing as _indexing
+    from ._ops import inplace_math as _inplace_math
     from ._ops import inplace_shape as _inplace_shape
+    from ._ops import predicates as _predicates
     from ._ops import linalg as _linalg
     from ._ops import methods as _methods
     from ._ops import reduction as _reduction
@@ -1385,6 +1387,12 @@ class Tensor:
         select, diag, outer, ger = _shape.select, _shape.diag, _linalg.outer, _linalg.outer
         unique, where, cross = _sorting.unique, _methods._where, _linalg.cross
         bitwise_and, bitwise_or, bitwise_xor, bitwise_not = _ew.bitwise_and, _ew.bitwise_or, _ew.bitwise_xor, _ew.bitwise_not
+        log10, log2, square, reciprocal, isnan, isinf = _ew.log10, _ew.log2, _ew.square, _ew.reciprocal, _ew.isnan, _ew.isinf
+        clamp_min, clamp_max, dot, movedim, moveaxis = _ew.clamp_min, _ew.clamp_max, _linalg.dot, _shape.movedim, _shape.movedim
+        masked_select, nonzero, exponential_ = _scatter.masked_select, _scatter.nonzero, _sampling.exponential_
+        isclose, allclose, equal = _predicates.isclose, _predicates.allclose, _predicates.equal
+        exp_ = log_ = log1p_ = expm1_ = sin_ = cos_ = tanh_ = sigmoid_ = relu_ = _inplace_math.IN_PLACE["exp_"]
+        floor_ = ceil_ = round_ = pow_ = square_ = reciprocal_ = erf_ = clamp_min_ = clamp_max_ = _inplace_math.IN_PLACE["exp_"]
 
         @property
         def T(self) -> Tensor: ...

@@ -310,6 +310,12 @@ def _cases():
         c("diag", lambda m, a, b: m.diag(a).sum(0) + m.diag(b, 1) + m.diag(b, -2)[1:, :4].sum(0), ((3, 3), (3,))),
         c("outer", lambda m, a, b: m.outer(a, b) + a.outer(b), ((3,), (4,))),
         c("cross", lambda m, a, b: m.cross(a, b, dim=1) + a.cross(b * 2, dim=-1), ((4, 3), (4, 3))),
+        c("log10_log2", lambda m, a: m.log10(a) + a.log2() * 3, x34, "pos"),
+        c("square_reciprocal", lambda m, a: m.square(a) + a.reciprocal() + m.reciprocal(a).square(), x34, "pos"),
+        c("clamp_min_max", lambda m, a: m.clamp_min(a, -0.5) + a.clamp_max(0.7) * 2, x34),
+        c("dot", lambda m, a, b: m.dot(a, b) * a + b.dot(a), ((4,), (4,))),
+        c("movedim", lambda m, a: m.movedim(a, (0, 1), (2, 0)) * 2 + a.moveaxis(-1, 0).permute(2, 0, 1), x234),
+        c("masked_select", lambda m, a: a.masked_select(m.tensor(M1, device=a.device)) * 3, ((4, 3),)),
     ]
 
 

@@ -541,3 +541,68 @@ def test_the_char_rnn_tutorials_loop_runs_as_on_torch(fresh_warning):
         output, _ = ours(lucid.zeros(1, letters, dtype=lucid.float64), lucid.zeros(1, hidden, dtype=lucid.float64))
         drawn = lucid.multinomial(output.exp(), 10, replacement=True)
     assert drawn.shape == (1, 10) and 0 <= drawn.min().item() and drawn.max().item() < letters
+
+
+# --- the common names of tutorials and lecture scripts: in-place math, predicates, indices ----------
+
+IN_PLACE_MATH = [("exp_", ()), ("log_", ()), ("log1p_", ()), ("expm1_", ()), ("sin_", ()), ("cos_", ()),
+                 ("tanh_", ()), ("sigmoid_", ()), ("relu_", ()), ("floor_", ()), ("ceil_", ()), ("round_", ()),
+                 ("pow_", (2,)), ("square_", ()), ("reciprocal_", ()), ("erf_", ()), ("clamp_min_", (0.6,)),
+                 ("clamp_max_", (0.9,))]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_in_place_math_writes_torchs_values_into_self(device):
+    for name, args in IN_PLACE_MATH:
+        ours, theirs = _both([0.5, 1.25, 2.0], device, "float64")
+        assert getattr(ours, name)(*args) is ours and ours._version == 1, name
+        getattr(theirs, name)(*args)
+        np.testing.assert_allclose(ours.cpu().numpy(), theirs.numpy(), rtol=1e-12, err_msg=name)
+    _same_error(lambda: lucid.tensor([1]).exp_(), lambda: torch.tensor([1]).exp_())
+    _same_error(lambda: lucid.ones(2, requires_grad=True).tanh_(), lambda: torch.ones(2, requires_grad=True).tanh_())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_predicates_and_indices_match_torch(device):
+    values = [[0.0, 1.5, float("inf")], [float("nan"), -2.0, 0.0]]
+    ours, theirs = _both(values, device, "float64")
+    near, near_t = ours + 1e-9, theirs + 1e-9
+    assert lucid.isnan(ours).tolist() == torch.isnan(theirs).tolist()
+    assert ours.isinf().tolist() == theirs.isinf().tolist()
+    for equal_nan in (False, True):
+        assert lucid.isclose(ours, near, equal_nan=equal_nan).tolist() == torch.isclose(
+            theirs, near_t, equal_nan=equal_nan).tolist()
+        assert lucid.allclose(ours, near, equal_nan=equal_nan) == torch.allclose(theirs, near_t, equal_nan=equal_nan)
+    assert lucid.allclose(ours[0, :2], ours[0, :2] * 1.1, rtol=0.2) == torch.allclose(theirs[0, :2], theirs[0, :2] * 1.1, rtol=0.2)
+    assert lucid.equal(ours[0], ours[0]) == torch.equal(theirs[0], theirs[0]) and not lucid.equal(ours, ours[0])
+    assert ours.nonzero().tolist() == theirs.nonzero().tolist()
+    assert [t.tolist() for t in ours.nonzero(as_tuple=True)] == [t.tolist() for t in theirs.nonzero(as_tuple=True)]
+    assert lucid.is_tensor(ours) and not lucid.is_tensor(values) and lucid.numel(ours) == torch.numel(theirs)
+    assert lucid.get_default_dtype() is lucid.float32 and torch.get_default_dtype() is torch.float32
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_exponential_draws_its_distribution(device):
+    lucid.manual_seed(5)
+    x = lucid.zeros(20_000, dtype=lucid.float64, device=device)
+    assert x.exponential_(4.0) is x and x._version == 1
+    values = x.cpu().numpy()
+    assert values.min() >= 0 and abs(values.mean() - 0.25) < 4.5 * 0.25 / math.sqrt(20_000)
+    assert abs(np.mean(values > 0.25) - math.exp(-1)) < 0.015  # P(X > mean) = 1/e
+
+
+COMMON_ERRORS = [
+    ("dot 2-d", lambda m, x: m.dot(x, x[0])),
+    ("dot sizes", lambda m, x: m.dot(x[0], x[0, :2])),
+    ("dot dtypes", lambda m, x: m.dot(x[0], x[0].double())),
+    ("movedim counts", lambda m, x: m.movedim(x, (0, 1), (1,))),
+    ("movedim range", lambda m, x: m.movedim(x, 3, 0)),
+    ("exponential_ rate", lambda m, x: x.exponential_(-1)),
+    ("allclose dtypes", lambda m, x: m.allclose(x, x.double())),
+]
+
+
+@pytest.mark.parametrize("name,call", COMMON_ERRORS, ids=[n for n, _ in COMMON_ERRORS])
+def test_common_names_refuse_what_torch_refuses(name, call):
+    ours, theirs = _both(np.zeros((2, 3)).tolist(), "cpu")
+    _same_error(lambda: call(lucid, ours), lambda: call(torch, theirs))

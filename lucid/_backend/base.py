@@ -230,6 +230,12 @@ class Backend:
     def arctan(self, a):
         return self._xp.arctan(a)
 
+    def log10(self, a):
+        return self._xp.log10(a)
+
+    def log2(self, a):
+        return self._xp.log2(a)
+
     def prod(self, a, axis, keepdims=False):
         return self._xp.prod(a, axis=axis, keepdims=keepdims)
 
@@ -544,6 +550,10 @@ class Backend:
             return np.zeros(0, dtype=np.int64)
         mask = self.any(self.compare("not_equal", self.reshape(a, (n, -1)), 0), axis=1)
         return self.nonzero(mask)
+
+    def argwhere(self, a):
+        """The indices of the nonzero elements of ``a``, one row of ``ndim`` per element, as int64."""
+        return self.asarray(np.argwhere(self.to_numpy(a)).astype(np.int64), _dtype.int64)
 
     def nonzero(self, a) -> np.ndarray:
         """The indices of the nonzero elements of the 1-D ``a``, as int64 (a host sync on lazy backends)."""

@@ -222,3 +222,8 @@ def bernoulli(probs, shape, generator=None) -> np.ndarray:
     """An array of ``shape``: 1.0 where a uniform draw falls below ``probs`` (a number or a
     host array in [0, 1] that broadcasts to ``shape``), else 0.0."""
     return (_rng(generator).random(tuple(shape)) < np.asarray(probs, dtype=np.float64)).astype(np.float64)
+
+
+def exponential(shape, dtype, backend, rate=1.0, generator=None):
+    """Samples of the exponential distribution of ``rate`` (mean ``1 / rate``)."""
+    return backend.asarray(_rng(generator).standard_exponential(tuple(shape)) / rate, dtype)

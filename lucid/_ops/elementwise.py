@@ -958,3 +958,102 @@ def bitwise_not(input: Tensor) -> Tensor:
     """
     _bitwise_operands("bitwise_not", input)
     return input._like(input._backend.bitwise_not(input._data))
+
+
+_LN10, _LN2 = 2.302585092994046, 0.6931471805599453
+
+
+def log10(a: Tensor) -> Tensor:
+    """The elementwise base-10 logarithm (integers give float32).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.log10(lucid.tensor([100.0, 1.0])).tolist()
+    [2.0, 0.0]
+    """
+    return _unary("Log10Backward", a, lambda b, x: b.log10(x), lambda b, x: b.divide(1, b.multiply(x, _LN10)))
+
+
+def log2(a: Tensor) -> Tensor:
+    """The elementwise base-2 logarithm (integers give float32).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.log2(lucid.tensor([8.0, 0.5])).tolist()
+    [3.0, -1.0]
+    """
+    return _unary("Log2Backward", a, lambda b, x: b.log2(x), lambda b, x: b.divide(1, b.multiply(x, _LN2)))
+
+
+def square(a: Tensor) -> Tensor:
+    """``a * a`` (integers stay integers, as torch's).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.square(lucid.tensor([2, -3])).tolist()
+    [4, 9]
+    """
+    return mul(a, a)
+
+
+def reciprocal(a: Tensor) -> Tensor:
+    """``1 / a`` elementwise (integers give float32).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.reciprocal(lucid.tensor([2, 4])).tolist()
+    [0.5, 0.25]
+    """
+    return div(1, a)
+
+
+def isnan(a: Tensor) -> Tensor:
+    """Whether each element is nan, as a bool tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.isnan(lucid.tensor([1.0, float("nan")])).tolist()
+    [False, True]
+    """
+    return compare("not_equal", a, a)
+
+
+def isinf(a: Tensor) -> Tensor:
+    """Whether each element is infinite (either sign), as a bool tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.isinf(lucid.tensor([1.0, float("-inf"), float("nan")])).tolist()
+    [False, True, False]
+    """
+    return logical("logical_and", logical_not(isfinite(a)), compare("equal", a, a))
+
+
+def clamp_min(a: Tensor, min: Tensor | float) -> Tensor:
+    """:func:`clamp` with a lower bound only.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([-1.0, 2.0]).clamp_min(0).tolist()
+    [0.0, 2.0]
+    """
+    return clamp(a, min=min)
+
+
+def clamp_max(a: Tensor, max: Tensor | float) -> Tensor:
+    """:func:`clamp` with an upper bound only.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([-1.0, 2.0]).clamp_max(0).tolist()
+    [-1.0, 0.0]
+    """
+    return clamp(a, max=max)

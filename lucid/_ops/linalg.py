@@ -415,3 +415,24 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     second = part(input, 2) * part(other, 0) - part(input, 0) * part(other, 2)
     third = part(input, 0) * part(other, 1) - part(input, 1) * part(other, 0)
     return cat([first, second, third], dim)
+
+
+def dot(input: Tensor, tensor: Tensor) -> Tensor:
+    """The dot product of two vectors of one size and dtype (also ``inner`` of vectors).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.dot(lucid.tensor([1.0, 2.0]), lucid.tensor([3.0, 4.0])).item()
+    11.0
+    """
+    if input.ndim != 1 or tensor.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D tensors")
+    if input.shape != tensor.shape:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src [{tensor.shape[0]}] "
+                           f"to have the same number of elements, but got {input.shape[0]} and {tensor.shape[0]} "
+                           "elements respectively")
+    if input.dtype is not tensor.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{_dtype.scalar_type(input.dtype)} and {_dtype.scalar_type(tensor.dtype)}")
+    return matmul(input, tensor)

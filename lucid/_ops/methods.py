@@ -9,7 +9,7 @@ from .. import _dtype, _factory, _tensor_types
 from .._tensor import Tensor
 from . import elementwise as ew
 from . import indexing, linalg, reduction, scatter, shape, sorting
-from . import inplace_shape, sampling, scaled
+from . import inplace_math, inplace_shape, predicates, sampling, scaled
 
 
 def _operator(fn):
@@ -388,6 +388,12 @@ METHODS.update({
     "outer": linalg.outer, "ger": linalg.outer, "unique": sorting.unique, "where": _where,
     "cross": linalg.cross, "bitwise_and": ew.bitwise_and, "bitwise_or": ew.bitwise_or,
     "bitwise_xor": ew.bitwise_xor, "bitwise_not": ew.bitwise_not,
+    "log10": ew.log10, "log2": ew.log2, "square": ew.square, "reciprocal": ew.reciprocal, "isnan": ew.isnan,
+    "isinf": ew.isinf, "clamp_min": ew.clamp_min, "clamp_max": ew.clamp_max, "dot": linalg.dot,
+    "movedim": shape.movedim, "moveaxis": shape.movedim, "masked_select": scatter.masked_select,
+    "nonzero": scatter.nonzero, "exponential_": sampling.exponential_, "isclose": predicates.isclose,
+    "allclose": predicates.allclose, "equal": predicates.equal,
+    **inplace_math.IN_PLACE,
 })
 
 for _name, _fn in METHODS.items():

@@ -178,3 +178,21 @@ def random_(self: Tensor, *bounds: int, generator: Generator | None = None) -> T
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     drawn = _random.integers(int(low), int(high), self.shape, _dtype.int64, self._backend, generator)
     return self.copy_(Tensor._make(drawn, self._backend))
+
+
+def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Generator | None = None) -> Tensor:
+    """Fill in place with samples of the exponential distribution of rate ``lambd`` (mean ``1 / lambd``).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.zeros(10_000, dtype=lucid.float64).exponential_(2.0)
+    >>> bool((x >= 0).all()), round(x.mean().item(), 1)
+    (True, 0.5)
+    """
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"exponential_ is implemented for floating point tensors only, got {self.dtype}")
+    return self.copy_(Tensor._make(_random.exponential(self.shape, self.dtype, self._backend, lambd, generator),
+                                   self._backend))

@@ -560,3 +560,24 @@ def diag(a: Tensor, diagonal: int = 0) -> Tensor:
     if diagonal < 0:
         return cat([zeros(k, n + k), cat([square, zeros(n, k)], 1)], 0)
     return square
+
+
+def movedim(a: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
+    """``a`` with dimensions ``source`` moved to ``destination`` and the others in their order (also ``moveaxis``).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.zeros(2, 3, 4).movedim(0, -1).shape, lucid.movedim(lucid.zeros(2, 3, 4), (0, 1), (2, 0)).shape
+    ((3, 4, 2), (3, 4, 2))
+    """
+    sources = _int_tuple(source, "movedim", "source", 2)
+    targets = _int_tuple(destination, "movedim", "destination", 3)
+    if len(sources) != len(targets):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(sources)} dims) should "
+                           f"contain the same number of dims as destination ({list(targets)} dims)")
+    sources, targets = _axes(a, sources), _axes(a, targets)
+    order = [d for d in range(a.ndim) if d not in sources]
+    for target, source_dim in sorted(zip(targets, sources)):
+        order.insert(target, source_dim)
+    return permute(a, order)
