@@ -606,3 +606,21 @@ COMMON_ERRORS = [
 def test_common_names_refuse_what_torch_refuses(name, call):
     ours, theirs = _both(np.zeros((2, 3)).tolist(), "cpu")
     _same_error(lambda: call(lucid, ours), lambda: call(torch, theirs))
+
+
+NUMPY_NAMED = ["sum", "mean", "max", "min", "std", "var", "logsumexp", "prod", "any", "all"]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_reductions_take_numpys_names_as_torch(device):
+    """``P.sum(1, keepdims=True)``, as the makemore lectures write it, and ``axis=``."""
+    ours, theirs = _both([[0.5, 2.0, 1.5], [3.0, 0.25, 1.0]], device, "float64")
+    for name in NUMPY_NAMED:
+        mine, reference = getattr(ours, name)(1, keepdims=True), getattr(theirs, name)(1, keepdims=True)
+        mine, reference = (r[0] if isinstance(r, tuple) else r for r in (mine, reference))  # max's values
+        np.testing.assert_allclose(mine.cpu().numpy(), reference.numpy(), rtol=1e-12, err_msg=name)
+        mine, reference = getattr(lucid, name)(ours, axis=0), getattr(torch, name)(theirs, axis=0)
+        mine, reference = (r[0] if isinstance(r, tuple) else r for r in (mine, reference))  # max's values
+        np.testing.assert_allclose(mine.cpu().numpy(), reference.numpy(), rtol=1e-12, err_msg=name)
+    assert type(raised(lambda: ours.sum(1, keepdim=True, keepdims=True))) is type(
+        raised(lambda: theirs.sum(1, keepdim=True, keepdims=True))) is TypeError
