@@ -214,6 +214,18 @@ class Node:
         return f"<{self.name}>"
 
 
+def renamed(out, name):
+    """``out`` with its node named ``name``, torch's name for the op that made it.
+
+    For an op composed of others (``stack`` of ``cat``, ``unsqueeze`` of ``reshape``), whose
+    last step recorded the node: the printed ``grad_fn`` is torch's, not the step's. ``out``
+    must be new, made by that step (never an input returned as it is, whose node it would rename).
+    """
+    if out._node is not None:
+        out._node.name = name
+    return out
+
+
 def record(out, name, inputs, backward, saved=()):
     """Attach a node to ``out`` if gradients are enabled and any input requires grad.
 
