@@ -226,6 +226,29 @@ def renamed(out, name):
     return out
 
 
+def named_node(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """A decorator: the composite op it wraps returns its (new) result :func:`renamed` ``name``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid._autograd import named_node
+    >>> @named_node("HardtanhBackward0")
+    ... def clip(x):
+    ...     return x.clamp(-1, 1)
+    >>> clip(lucid.tensor([2.0], requires_grad=True))
+    tensor([1.], grad_fn=<HardtanhBackward0>)
+    """
+    def decorate(op: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(op)
+        def run(*args: P.args, **kwargs: P.kwargs) -> R:
+            return renamed(op(*args, **kwargs), name)
+
+        return run
+
+    return decorate
+
+
 def record(out, name, inputs, backward, saved=()):
     """Attach a node to ``out`` if gradients are enabled and any input requires grad.
 

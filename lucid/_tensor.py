@@ -646,6 +646,14 @@ class Tensor:
     def __repr__(self) -> str:
         """The tensor as torch prints it (see :func:`lucid.set_printoptions`).
 
+        Notes
+        -----
+        Character for character torch's text, except the names lucid gives: a dtype prints as
+        ``dtype=lucid.float64``, and a tensor on the gpu as ``device='gpu'`` (its device's
+        ``str``, where torch prints ``device='cuda:0'``); as in torch, the default device, the
+        cpu, is not printed. Lucid has no strides, so a ``reshape`` of a transposed tensor
+        shows ``ViewBackward0`` where torch, which copies first, shows ``UnsafeViewBackward0``.
+
         Examples
         --------
         >>> import lucid

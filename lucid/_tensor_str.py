@@ -29,7 +29,7 @@ class _PrinterOptions:
 
 PRINT_OPTS = _PrinterOptions()
 
-_PROFILES = {
+_PROFILES: dict[str, dict[str, float]] = {
     "default": dict(precision=4, threshold=1000, edgeitems=3, linewidth=80),
     "short": dict(precision=2, threshold=1000, edgeitems=2, linewidth=80),
     "full": dict(precision=4, threshold=math.inf, edgeitems=3, linewidth=80),
@@ -75,13 +75,11 @@ def set_printoptions(precision: int | None = None, threshold: float | None = Non
     >>> lucid.tensor([1.12345])
     tensor([1.1235])
     """
-    if profile in _PROFILES:
-        for name, value in _PROFILES[profile].items():
-            setattr(PRINT_OPTS, name, value)
-    for name, value in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
-                        ("linewidth", linewidth)):
-        if value is not None:
-            setattr(PRINT_OPTS, name, value)
+    given: dict[str, float | None] = dict(precision=precision, threshold=threshold, edgeitems=edgeitems,
+                                          linewidth=linewidth)
+    chosen = _PROFILES.get(profile or "", {}) | {name: value for name, value in given.items() if value is not None}
+    for name, value in chosen.items():
+        setattr(PRINT_OPTS, name, value)
     PRINT_OPTS.sci_mode = sci_mode
 
 

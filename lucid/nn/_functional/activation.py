@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ..._ops.elementwise import relu as _relu, sigmoid as _sigmoid, tanh as _tanh, where
 from ..._ops.reduction import log_softmax as _log_softmax, softmax as _softmax
 from lucid._ops import activation as _activation
+from ..._autograd import named_node
 from ..._tensor import Tensor
 
 from .checks import refuse_inplace, require_tensor
@@ -45,6 +46,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return _relu(input)
 
 
+@named_node("HardtanhBackward0")
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
     """``input`` clamped to ``[min_val, max_val]``; the gradient is 0 outside (and on) the bounds.
 
