@@ -76,10 +76,13 @@ CASES_PRINTED = list(_cases())
 
 def _make(m, values, dtype, grad, device):
     """The tensor of module ``m`` (torch or lucid) with ``values``: ``x * 1`` for a node."""
-    np_dtype = np.bool_ if dtype == "bool" else dtype
-    host = values.astype(np_dtype) if dtype != "bool" else values > 0
-    if dtype.startswith("int"):
+    if dtype == "bool":
+        host = values > 0
+    elif dtype.startswith("int"):
         host = np.nan_to_num(values, posinf=7, neginf=-7).clip(-2**31, 2**31 - 1).astype(dtype)
+    else:
+        with np.errstate(over="ignore"):  # large values are inf in float16, as in torch
+            host = values.astype(dtype)
     x = m.tensor(host.tolist() if host.ndim else host.item(), dtype=getattr(m, dtype), device=device)
     if grad != "none":
         x.requires_grad_(True)
@@ -164,6 +167,24 @@ def test_parameters_print_as_torch(device, torch_on):
         assert repr(ours) == torch_on(repr(theirs))
         frozen = nn.Parameter(lucid.tensor(values.tolist(), device=device), requires_grad=False)
         assert repr(frozen) == torch_on(repr(torch.nn.Parameter(torch.tensor(values.tolist()), requires_grad=False)))
+
+
+def test_a_tutorials_prints_read_the_same(device, torch_on):
+    # the issue's case: an embedding lookup wraps, its grad_fn on a line of its own
+    torch.manual_seed(0)
+    layers = [torch.nn.Embedding(10, 6), torch.nn.Linear(6, 3)]
+    ours = [nn.Embedding(10, 6), nn.Linear(6, 3)]
+    for mine, theirs in zip(ours, layers):
+        mine.load_state_dict({k: lucid.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+        mine.to(device)
+    index = [[1, 2, 4, 5], [4, 3, 2, 9]]
+    t_rows, l_rows = layers[0](torch.tensor(index)), ours[0](lucid.tensor(index, device=device))
+    last_line = repr(l_rows).split("\n")[-1]
+    assert repr(l_rows) == torch_on(repr(t_rows)) and last_line.endswith(" grad_fn=<EmbeddingBackward0>)")
+    assert last_line.startswith(" " * len("tensor(")) and "]" not in last_line
+    assert repr(ours[1](l_rows)) == torch_on(repr(layers[1](t_rows)))
+    assert repr(ours[1].weight) == torch_on(repr(layers[1].weight))
+    assert repr(ours[1](l_rows).sum()) == torch_on(repr(layers[1](t_rows).sum()))
 
 
 def test_a_subclass_prints_its_name_as_torch():
