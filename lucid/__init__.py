@@ -37,6 +37,7 @@ from ._ops.sorting import argsort, sort, topk
 from ._tensor import Tensor, eval  # noqa: A004 - mx.eval's name: evaluate lazy (MLX) tensors now
 from ._tensor_types import BoolTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor
 from ._sparse import SparseTensor, sparse_coo_tensor
+from ._tensor_str import set_printoptions  # printing (issue 24): torch keeps get_printoptions in _tensor_str too
 
 # issue 24, the names real scripts use: torch's aliases, the deprecated scalar-first orders,
 # roll, sampling, as_tensor
@@ -108,6 +109,8 @@ __all__ = [
     "unbind", "unsqueeze",
     "SparseTensor", "sparse_coo_tensor",
     "save", "load",
+    # printing (issue 24)
+    "set_printoptions",
     # issue 24, the names real scripts use
     "as_tensor", "roll", "multinomial", "bernoulli", "addcmul", "addcdiv",
     "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
