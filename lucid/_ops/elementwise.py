@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 
 from .. import _dtype
-from .._autograd import _unbroadcast, record
+from .._autograd import _unbroadcast, record, renamed
 from .._tensor import Tensor
 from .broadcast import broadcast_shapes
 
@@ -854,7 +854,7 @@ def tan(a: Tensor) -> Tensor:
     >>> lucid.tan(lucid.tensor([0.0])).tolist()
     [0.0]
     """
-    return _unary("TanBackward", a, lambda b, x: b.tan(x),
+    return _unary("TanBackward0", a, lambda b, x: b.tan(x),
                   lambda b, x: b.divide(1, b.multiply(b.cos(x), b.cos(x))))
 
 
@@ -872,7 +872,7 @@ def asin(a: Tensor) -> Tensor:
     >>> lucid.asin(lucid.tensor([0.0, 1.0])).tolist() == [0.0, lucid.tensor(1.5707963267948966).item()]
     True
     """
-    return _unary("AsinBackward", a, lambda b, x: b.arcsin(x), lambda b, x: b.divide(1, _sqrt_one_minus_square(b, x)))
+    return _unary("AsinBackward0", a, lambda b, x: b.arcsin(x), lambda b, x: b.divide(1, _sqrt_one_minus_square(b, x)))
 
 
 def acos(a: Tensor) -> Tensor:
@@ -884,7 +884,7 @@ def acos(a: Tensor) -> Tensor:
     >>> lucid.acos(lucid.tensor([1.0])).tolist()
     [0.0]
     """
-    return _unary("AcosBackward", a, lambda b, x: b.arccos(x), lambda b, x: b.divide(-1, _sqrt_one_minus_square(b, x)))
+    return _unary("AcosBackward0", a, lambda b, x: b.arccos(x), lambda b, x: b.divide(-1, _sqrt_one_minus_square(b, x)))
 
 
 def atan(a: Tensor) -> Tensor:
@@ -896,7 +896,7 @@ def atan(a: Tensor) -> Tensor:
     >>> lucid.atan(lucid.tensor([0.0])).tolist()
     [0.0]
     """
-    return _unary("AtanBackward", a, lambda b, x: b.arctan(x), lambda b, x: b.divide(1, b.add(1, b.multiply(x, x))))
+    return _unary("AtanBackward0", a, lambda b, x: b.arctan(x), lambda b, x: b.divide(1, b.add(1, b.multiply(x, x))))
 
 
 def rsqrt(a: Tensor) -> Tensor:
@@ -908,7 +908,7 @@ def rsqrt(a: Tensor) -> Tensor:
     >>> lucid.rsqrt(lucid.tensor([4.0, 0.25])).tolist()
     [0.5, 2.0]
     """
-    return _unary("RsqrtBackward", a, lambda b, x: b.divide(1, b.sqrt(x)),
+    return _unary("RsqrtBackward0", a, lambda b, x: b.divide(1, b.sqrt(x)),
                   lambda b, x: b.divide(-0.5, b.multiply(x, b.sqrt(x))))
 
 
@@ -986,7 +986,7 @@ def log10(a: Tensor) -> Tensor:
     >>> lucid.log10(lucid.tensor([100.0, 1.0])).tolist()
     [2.0, 0.0]
     """
-    return _unary("Log10Backward", a, lambda b, x: b.log10(x), lambda b, x: b.divide(1, b.multiply(x, _LN10)))
+    return _unary("Log10Backward0", a, lambda b, x: b.log10(x), lambda b, x: b.divide(1, b.multiply(x, _LN10)))
 
 
 def log2(a: Tensor) -> Tensor:
@@ -998,7 +998,7 @@ def log2(a: Tensor) -> Tensor:
     >>> lucid.log2(lucid.tensor([8.0, 0.5])).tolist()
     [3.0, -1.0]
     """
-    return _unary("Log2Backward", a, lambda b, x: b.log2(x), lambda b, x: b.divide(1, b.multiply(x, _LN2)))
+    return _unary("Log2Backward0", a, lambda b, x: b.log2(x), lambda b, x: b.divide(1, b.multiply(x, _LN2)))
 
 
 def square(a: Tensor) -> Tensor:
@@ -1010,7 +1010,7 @@ def square(a: Tensor) -> Tensor:
     >>> lucid.square(lucid.tensor([2, -3])).tolist()
     [4, 9]
     """
-    return mul(a, a)
+    return renamed(mul(a, a), "PowBackward0")
 
 
 def reciprocal(a: Tensor) -> Tensor:
@@ -1022,7 +1022,7 @@ def reciprocal(a: Tensor) -> Tensor:
     >>> lucid.reciprocal(lucid.tensor([2, 4])).tolist()
     [0.5, 0.25]
     """
-    return div(1, a)
+    return renamed(div(1, a), "ReciprocalBackward0")
 
 
 def isnan(a: Tensor) -> Tensor:
@@ -1058,7 +1058,7 @@ def clamp_min(a: Tensor, min: Tensor | float) -> Tensor:
     >>> lucid.tensor([-1.0, 2.0]).clamp_min(0).tolist()
     [0.0, 2.0]
     """
-    return clamp(a, min=min)
+    return renamed(clamp(a, min=min), "ClampMinBackward0")
 
 
 def clamp_max(a: Tensor, max: Tensor | float) -> Tensor:
@@ -1070,4 +1070,4 @@ def clamp_max(a: Tensor, max: Tensor | float) -> Tensor:
     >>> lucid.tensor([-1.0, 2.0]).clamp_max(0).tolist()
     [-1.0, 0.0]
     """
-    return clamp(a, max=max)
+    return renamed(clamp(a, max=max), "ClampMaxBackward0")

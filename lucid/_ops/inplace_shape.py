@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .._autograd import renamed
 from .._tensor import Tensor
 from . import shape
 
@@ -24,7 +25,7 @@ def unsqueeze_(self: Tensor, dim: int) -> Tensor:
     >>> x.unsqueeze_(0) is x, x.shape
     (True, (1, 2, 3))
     """
-    return self._become_view(lambda t: shape.unsqueeze(t, dim))
+    return self._become_view(lambda t: renamed(shape.unsqueeze(t, dim), "UnsqueezeBackward1"))
 
 
 def squeeze_(self: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
@@ -37,7 +38,9 @@ def squeeze_(self: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     >>> x.squeeze_(0).shape, x.squeeze_().shape
     ((2, 1), (2,))
     """
-    return self._become_view(lambda t: shape.squeeze(t, dim))
+    # torch's in-place overloads: squeeze_(), squeeze_(int), squeeze_(dims)
+    overload = 3 if dim is None else 4 if isinstance(dim, int) else 5
+    return self._become_view(lambda t: renamed(shape.squeeze(t, dim), f"SqueezeBackward{overload}"))
 
 
 def t_(self: Tensor) -> Tensor:
@@ -52,7 +55,7 @@ def t_(self: Tensor) -> Tensor:
     """
     if self.ndim > 2:
         raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-    return self._become_view(shape.t)
+    return self._become_view(lambda t: renamed(shape.t(t), "TBackward1") if t.ndim == 2 else t)
 
 
 def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -65,4 +68,4 @@ def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
     >>> x.transpose_(0, 2).shape, x.swapdims_(0, 1).shape
     ((4, 3, 2), (3, 4, 2))
     """
-    return self._become_view(lambda t: shape.transpose(t, dim0, dim1))
+    return self._become_view(lambda t: renamed(shape.transpose(t, dim0, dim1), "TransposeBackward1"))

@@ -433,7 +433,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     first = part(input, 1) * part(other, 2) - part(input, 2) * part(other, 1)
     second = part(input, 2) * part(other, 0) - part(input, 0) * part(other, 2)
     third = part(input, 0) * part(other, 1) - part(input, 1) * part(other, 0)
-    return cat([first, second, third], dim)
+    return renamed(cat([first, second, third], dim), "LinalgCrossBackward0")
 
 
 def dot(input: Tensor, tensor: Tensor) -> Tensor:
@@ -454,4 +454,4 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
     if input.dtype is not tensor.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
                            f"{_dtype.scalar_type(input.dtype)} and {_dtype.scalar_type(tensor.dtype)}")
-    return matmul(input, tensor)
+    return renamed(matmul(input, tensor), "DotBackward0")

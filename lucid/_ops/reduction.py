@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, TypeVar, overload
 
 from .. import _dtype
-from .._autograd import record
+from .._autograd import record, renamed
 from .._tensor import Tensor
 from . import elementwise as ew
 from . import shape as shape_ops
@@ -547,11 +547,11 @@ def prod(a: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: _dt
     elif not a.dtype.is_floating_point:
         a = a.to(_dtype.int64)
     if dim is None:
-        return prod(shape_ops.reshape(a, (-1,)), 0)
+        return renamed(prod(shape_ops.reshape(a, (-1,)), 0), "ProdBackward0")
     (axis,) = _axes(a, dim)
     backend, x, shape = a._backend, a._data, a.shape
     if a.ndim == 0:
-        return record(a._like(backend.copy(x)), "ProdBackward", (a,), lambda g: (g,))
+        return record(a._like(backend.copy(x)), "ProdBackward1", (a,), lambda g: (g,))
     out = a._like(backend.precisely(lambda b, x: b.prod(x, axis, keepdims=keepdim), x))
 
     def backward(g):
@@ -560,4 +560,4 @@ def prod(a: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: _dt
                               b.multiply(b.cumprod_exclusive(x, axis), b.cumprod_exclusive(x, axis, reverse=True)))
         return (backend.precisely(others, g, x),)
 
-    return record(out, "ProdBackward", (a,), backward, saved=(a,))
+    return record(out, "ProdBackward1", (a,), backward, saved=(a,))

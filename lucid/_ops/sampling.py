@@ -124,7 +124,7 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | N
         probs = float(p)
     drawn = backend.asarray(_random.bernoulli(probs, input.shape, generator), input.dtype)
     out = Tensor._make(drawn, backend)
-    return record(out, "BernoulliBackward", (input,), lambda g: (backend.zeros_like(g),))
+    return record(out, "BernoulliBackward0", (input,), lambda g: (backend.zeros_like(g),))
 
 
 def _check_probability(p) -> None:

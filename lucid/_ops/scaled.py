@@ -9,6 +9,7 @@ import numbers
 from typing import Any
 
 from .. import _deprecation
+from .._autograd import renamed
 from .._tensor import Tensor
 from . import elementwise as ew
 
@@ -83,7 +84,8 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *deprecated: Tensor
     old = _scalar_first("addcmul", (tensor1, tensor2, *deprecated), True) if deprecated else None
     if old:
         (tensor1, tensor2), value = old
-    return ew.add(input, ew.mul(ew.mul(tensor1, value), tensor2) if value != 1 else ew.mul(tensor1, tensor2))
+    product = ew.mul(ew.mul(tensor1, value), tensor2) if value != 1 else ew.mul(tensor1, tensor2)
+    return renamed(ew.add(input, product), "AddcmulBackward0")
 
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *deprecated: Tensor, value: float = 1) -> Tensor:
@@ -103,7 +105,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *deprecated: Tensor
     if old:
         (tensor1, tensor2), value = old
     numerator = ew.mul(tensor1, value) if value != 1 else tensor1
-    return ew.add(input, ew.div(numerator, tensor2))
+    return renamed(ew.add(input, ew.div(numerator, tensor2)), "AddcdivBackward0")
 
 
 def as_method(fn):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numbers
 
 from .. import _dtype
-from .._autograd import record
+from .._autograd import record, renamed
 from .._tensor import Tensor
 from .elementwise import _same_device
 from .broadcast import broadcast_shapes
@@ -469,7 +469,8 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     if mask.dtype is not _dtype.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     shape = broadcast_shapes(input.shape, mask.shape)
-    return getitem(input.expand(shape) if input.shape != shape else input, mask.expand(shape))
+    return renamed(getitem(input.expand(shape) if input.shape != shape else input, mask.expand(shape)),
+                   "MaskedSelectBackward0")
 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:

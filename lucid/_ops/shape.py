@@ -489,7 +489,7 @@ def roll(a: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | Non
     if not shifts:
         raise RuntimeError("`shifts` required")
     if not dims and len(shifts) == 1:
-        return reshape(roll(flatten(a), shifts, 0), a.shape)
+        return renamed(reshape(roll(flatten(a), shifts, 0), a.shape), "RollBackward0")
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
     if a.ndim == 0:
@@ -509,7 +509,7 @@ def roll(a: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | Non
 
     rolled = shift(a._data, 1)
     out = a._like(rolled if rolled is not a._data else backend.copy(rolled))  # a copy even when nothing moved
-    return record(out, "RollBackward", (a,), lambda g: (shift(g, -1),))
+    return record(out, "RollBackward0", (a,), lambda g: (shift(g, -1),))
 
 
 def select(a: Tensor, dim: int, index: int) -> Tensor:
@@ -527,7 +527,7 @@ def select(a: Tensor, dim: int, index: int) -> Tensor:
     size = a.shape[axis]
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(a.shape)} at dimension {dim}")
-    return getitem(a, (slice(None),) * axis + (int(index),))
+    return renamed(getitem(a, (slice(None),) * axis + (int(index),)), "SelectBackward0")
 
 
 def diag(a: Tensor, diagonal: int = 0) -> Tensor:
@@ -551,7 +551,7 @@ def diag(a: Tensor, diagonal: int = 0) -> Tensor:
         length = max(min(rows - start_row, cols - start_col), 0)
         steps = backend.arange(0, length, 1, _dtype.int64)
         index = (Tensor._make(backend.add(steps, start_row), backend), Tensor._make(backend.add(steps, start_col), backend))
-        return getitem(a, index)
+        return renamed(getitem(a, index), "DiagonalBackward0_copy")  # torch's name: diag is its diagonal's copy
     n, k = a.shape[0], abs(diagonal)
     square = a._like(backend.eye(n, n, a.dtype)) * unsqueeze(a, 0)
 
@@ -559,10 +559,10 @@ def diag(a: Tensor, diagonal: int = 0) -> Tensor:
         return a._like(backend.zeros(shape, a.dtype))
 
     if diagonal > 0:
-        return cat([cat([zeros(n, k), square], 1), zeros(k, n + k)], 0)
-    if diagonal < 0:
-        return cat([zeros(k, n + k), cat([square, zeros(n, k)], 1)], 0)
-    return square
+        square = cat([cat([zeros(n, k), square], 1), zeros(k, n + k)], 0)
+    elif diagonal < 0:
+        square = cat([zeros(k, n + k), cat([square, zeros(n, k)], 1)], 0)
+    return renamed(square, "DiagEmbedBackward0")
 
 
 def movedim(a: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
