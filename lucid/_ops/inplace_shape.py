@@ -4,6 +4,11 @@
 Each is its out-of-place view made the tensor's own (``Tensor._become_view``): a leaf that
 requires grad is refused while gradients are on, a non-leaf's ``grad_fn`` becomes the
 view's, and the version counter of the storage goes up by one.
+
+Known limit, on the gpu (MLX) only: a view taken of a tensor *before* that tensor's in-place
+shape change (``v = x[0]; x.unsqueeze_(0)``) is re-derived from the new shape afterwards and
+no longer shows the same elements; on the cpu (NumPy) it does, as in torch. A view taken
+after the change is right on both.
 """
 
 from __future__ import annotations
