@@ -464,24 +464,9 @@ class Tensor:
         """
         if not self._requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
-        if gradient is None:
-            if self.numel() != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            grad = self._backend.ones(self.shape, self.dtype)
-        else:
-            if not isinstance(gradient, Tensor):
-                gradient = Tensor(gradient, dtype=self.dtype, device=self.device)
-            if gradient.shape != self.shape:
-                raise RuntimeError(
-                    f"Mismatch in shape: grad_output[0] has a shape of {gradient.shape} and "
-                    f"output[0] has a shape of {self.shape}."
-                )
-            if gradient.device != self.device:
-                raise RuntimeError(f"gradient is on {gradient.device} but the tensor is on {self.device}")
-            grad = gradient._data
-            if gradient.dtype is not self.dtype:
-                grad = self._backend.astype(grad, self.dtype)
-        _autograd.run_backward(self, grad, retain_graph)
+        if gradient is not None and not isinstance(gradient, Tensor):
+            gradient = Tensor(gradient, dtype=self.dtype, device=self.device)
+        _autograd.run_backward(self, _autograd.output_gradient(self, gradient, 0), retain_graph)
 
     def detach(self) -> "Tensor":
         """A tensor with the same values, outside the graph (shares storage, as in torch).
