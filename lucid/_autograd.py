@@ -27,6 +27,12 @@ R = TypeVar("R")
 
 _mode = threading.local()
 
+# torch 2.13's words for a graph walked again after a backward freed it
+FREED_GRAPH = ("Trying to backward through the graph a second time (or directly access saved tensors after they "
+               "have already been freed). Saved intermediate values of the graph are freed when you call "
+               ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+               "graph a second time or if you need to access saved tensors after calling backward.")
+
 
 def is_grad_enabled() -> bool:
     """Whether ops record a graph in this thread (True unless inside :class:`no_grad`).
@@ -269,6 +275,12 @@ def connect(node, name: str, inputs, outputs, saved, backward) -> None:
         outputs[place]._requires_grad, outputs[place]._node = True, Node(name, hand_over, (anchor,), ())
 
 
+def count_write(tensor) -> None:
+    """Count one more in-place write to ``tensor``'s storage, as torch does for a tensor a
+    custom Function marks dirty (on top of the writes its forward made)."""
+    tensor._versions[0] += 1
+
+
 def rebase(tensor):
     """Move ``tensor``'s history onto a stand-in and return it, before an in-place op records
     a new node on ``tensor`` itself (``mark_dirty`` of ``lucid.autograd.Function``).
@@ -363,7 +375,7 @@ def run_backward_many(roots, grads, retain_graph: bool, inputs=None) -> None:
         _run(roots, grads, retain_graph, None)
         return
     for tensor, grad in zip(inputs, _run(roots, grads, retain_graph, inputs)):
-        if grad is not None:
+        if grad is not None and not (tensor._node is not None and tensor._retains_grad):  # those have theirs
             _accumulate(tensor, grad, shared=False)  # a captured gradient is its own array
 
 
@@ -456,7 +468,7 @@ def _walk(roots, grads, retain_graph: bool, inputs):
         if wanted is not None:
             if id(tensor) in wanted:
                 captured[id(tensor)] = _owned(tensor._backend, grad, held > 0 or node is not None)
-            elif node is not None and tensor._retains_grad:
+            if node is not None and tensor._retains_grad:
                 _accumulate(tensor, grad, shared=True)
         elif node is None or tensor._retains_grad:
             _accumulate(tensor, grad, shared=held > 0 or node is not None)
@@ -467,11 +479,7 @@ def _walk(roots, grads, retain_graph: bool, inputs):
             # functions take dense arrays, so it goes on dense (torch keeps it sparse further)
             grad = grad.to_dense()._data
         if node.backward is None:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved "
-                "tensors after they have already been freed). Specify retain_graph=True if you "
-                "need to backward through the graph a second time."
-            )
+            raise RuntimeError(FREED_GRAPH)
         for versions, version, dtype, shape in node.saved:
             if versions[0] != version:
                 raise RuntimeError(

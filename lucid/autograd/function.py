@@ -15,14 +15,9 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from .._autograd import Node, connect, is_grad_enabled, no_grad, rebase
+from .._autograd import FREED_GRAPH, Node, connect, count_write, is_grad_enabled, no_grad, rebase
 from .._factory import zeros
 from .._tensor import Tensor
-
-_FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
-          "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
-          "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
-          "if you need to access saved tensors after calling backward.")
 
 
 class FunctionCtx:
@@ -107,7 +102,7 @@ class FunctionCtx:
         [4.0]
         """
         if getattr(self, "_freed", False):
-            raise RuntimeError(_FREED)
+            raise RuntimeError(FREED_GRAPH)
         return tuple(getattr(self, "_saved", ()))
 
     def mark_dirty(self, *tensors: Tensor) -> None:
@@ -448,6 +443,7 @@ def _own_outputs(ctx: BackwardCFunction, args: tuple, outputs: tuple, recording:
     owned, graph = [], []
     for out in outputs:
         if isinstance(out, Tensor) and any(out is t for t in dirty):
+            count_write(out)
             if recording:
                 if out.is_leaf and out.requires_grad:
                     raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
