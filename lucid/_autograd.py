@@ -261,7 +261,7 @@ def connect(node, name: str, inputs, outputs, saved, backward) -> None:
         # copies: a returned Tensor may be any live tensor (a saved input, the incoming gradient)
         return tuple(None if g is None else g._backend.copy(g._data) for g in backward(grads))
 
-    Node.__init__(node, name, run, inputs, saved)
+    Node.__init__(node, name, run, tuple(inputs), saved)
     if len(places) == 1:
         first._requires_grad, first._node = True, node
         return

@@ -135,13 +135,14 @@ def _calls(m) -> dict:
         "MaxWithIndex": lambda x: f["MaxWithIndex"].apply(x)[0],
         # the tensor modified in place was used before (h0): its gradient must still reach x
         "Square_": lambda x: (lambda h: (lambda h0: f["Square_"].apply(h) * 3 + h0)(h + 1))(x * 2),
+        "Square_-after-a-Function": lambda x: (lambda h: (lambda k: f["Square_"].apply(h) + k)(f["Exp"].apply(h)))(x * 2),
         "Identity": lambda x: f["Identity"].apply(x) * x,
         "Abs": lambda x: f["Abs"].apply(x),
     }
 
 
 SHAPES = {"ScaledTanh": [(3, 4)], "Exp": [(5,)], "SumAndProduct": [(3,), (3,)], "SumAndProduct-one-used": [(2, 3), (3,)],
-          "SumAndProduct-unmaterialized": [(4,), (4,)], "MaxWithIndex": [(3, 5)], "Square_": [(4,)],
+          "SumAndProduct-unmaterialized": [(4,), (4,)], "MaxWithIndex": [(3, 5)], "Square_": [(4,)], "Square_-after-a-Function": [(3,)],
           "Identity": [(3,)], "Abs": [(2, 3)]}
 EXACT = {"MaxWithIndex", "Identity", "Abs"}  # a selection, a scaling by 3 of the cotangent, a sign
 

@@ -223,7 +223,7 @@ class BackwardCFunction(FunctionCtx, Node):
     # keeps it and frees only the saved tensors, so that (as in torch) only a backward that
     # reads them fails the second time.
     @property
-    def backward(self) -> Callable | None:  # type: ignore[override]
+    def backward(self) -> Callable | None:
         """The engine's side of this node's backward (arrays in, arrays out).
 
         Examples
@@ -490,7 +490,7 @@ def _backward(ctx: BackwardCFunction, args: tuple, layouts: list, grads: tuple) 
     if len(result) != len(args):
         raise RuntimeError(f"function {name} returned an incorrect number of gradients (expected {len(args)}, "
                            f"got {len(result)})")
-    per_tensor = []
+    per_tensor: list[Tensor | None] = []
     for position, (arg, grad) in enumerate(zip(args, result)):
         if grad is not None and not isinstance(grad, Tensor):
             raise RuntimeError(f"expected Variable or None (got {type(grad).__name__})")
