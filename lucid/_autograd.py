@@ -27,6 +27,10 @@ R = TypeVar("R")
 
 _mode = threading.local()
 
+# what create_graph=True (a gradient with a graph of its own) meets
+NO_HIGHER_ORDER = ("create_graph=True is not supported: lucid's backward functions compute on arrays, so a "
+                   "gradient has no graph of its own (no second derivatives); compute it with create_graph=False")
+
 # torch 2.13's words for a graph walked again after a backward freed it
 FREED_GRAPH = ("Trying to backward through the graph a second time (or directly access saved tensors after they "
                "have already been freed). Saved intermediate values of the graph are freed when you call "

@@ -426,6 +426,8 @@ def test_grad_refuses_what_it_cannot_do_and_warns_as_torch():
         lucid.autograd.grad(y, x, create_graph=True)
     with pytest.raises(NotImplementedError, match="create_graph=True is not supported"):
         lucid.autograd.backward(y, create_graph=True)
+    with pytest.raises(NotImplementedError, match="create_graph=True is not supported"):
+        y.backward(create_graph=True)
     with pytest.raises(NotImplementedError, match="is_grads_batched=True is not supported"):
         lucid.autograd.grad(y, x, is_grads_batched=True)
     assert x.grad is None and w.grad is None  # nothing ran

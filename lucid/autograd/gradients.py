@@ -14,10 +14,6 @@ from .._tensor import Tensor
 Tensors = Union[Tensor, Sequence[Tensor]]
 Gradients = Union[Tensor, Sequence[Union[Tensor, None]], None]
 
-_NO_HIGHER_ORDER = ("create_graph=True is not supported: lucid's backward functions compute on arrays, so a "
-                    "gradient has no graph of its own (no second derivatives); compute it with create_graph=False")
-
-
 def _as_tuple(tensors) -> tuple:
     return (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
 
@@ -122,7 +118,7 @@ def grad(outputs: Tensors, inputs: Tensors | dict[str, Tensor], grad_outputs: Gr
     if allow_unused is None:
         allow_unused = materialize_grads
     if create_graph:
-        raise NotImplementedError(_NO_HIGHER_ORDER)
+        raise NotImplementedError(_autograd.NO_HIGHER_ORDER)
     if is_grads_batched:
         raise NotImplementedError("is_grads_batched=True is not supported: lucid has no vmap; call grad once per "
                                   "row of grad_outputs")
@@ -185,7 +181,7 @@ def backward(tensors: Tensors, grad_tensors: Gradients = None, retain_graph: boo
                                "'backward()'. Please only use 'grad_tensors'.")
         grad_tensors = grad_variables
     if create_graph:
-        raise NotImplementedError(_NO_HIGHER_ORDER)
+        raise NotImplementedError(_autograd.NO_HIGHER_ORDER)
     if inputs is not None:
         inputs = _inputs(inputs, "backward")
         for tensor in inputs:
