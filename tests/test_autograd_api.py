@@ -309,11 +309,78 @@ def test_a_view_of_a_graph_tensor_cannot_be_dirtied():
         functions(lucid)["Square_"].apply(view)
 
 
+# --- gradcheck ---------------------------------------------------------------------------------
+GRADCHECKED = {  # name: (function of framework m, input shapes)
+    "ScaledTanh": (lambda m: lambda x: functions(m)["ScaledTanh"].apply(x, 1.5), [(2, 3)]),
+    "Exp": (lambda m: functions(m)["Exp"].apply, [(3,)]),
+    "SumAndProduct": (lambda m: functions(m)["SumAndProduct"].apply, [(3,), (3,)]),
+    "MaxWithIndex": (lambda m: functions(m)["MaxWithIndex"].apply, [(2, 3)]),
+    "a-number-argument": (lambda m: lambda x, k: x * k, [(2,), None]),
+    "wrong-backward": (lambda m: lambda x: _wrong_cube(m).apply(x), [(3,)]),
+}
+
+
+@functools.cache
+def _wrong_cube(m):
+    class WrongCube(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, = ctx.saved_tensors
+            return 3.1 * x ** 2 * grad
+
+    return WrongCube
+
+
+def _gradcheck_inputs(m, shapes):
+    rng = np.random.default_rng(3)
+    return tuple(2.5 if shape is None else m.tensor(rng.uniform(0.5, 2, shape), dtype=m.float64, requires_grad=True)
+                 for shape in shapes)
+
+
+@pytest.mark.parametrize("case", sorted(GRADCHECKED))
+def test_gradcheck_agrees_with_torchs(case):
+    make, shapes = GRADCHECKED[case]
+    verdicts = [m.autograd.gradcheck(make(m), _gradcheck_inputs(m, shapes), raise_exception=False) for m in (lucid, torch)]
+    assert verdicts == [case != "wrong-backward"] * 2
+
+
+def test_gradcheck_raises_and_warns_as_torch():
+    make, shapes = GRADCHECKED["wrong-backward"]
+    raised = []
+    for m in (lucid, torch):
+        with pytest.raises(RuntimeError) as error:
+            m.autograd.gradcheck(make(m), _gradcheck_inputs(m, shapes))
+        raised.append((type(error.value).__name__, str(error.value).splitlines()[0]))
+    assert raised[0] == raised[1] == ("GradcheckError", "Jacobian mismatch for output 0 with respect to input 0,")
+    assert_same_error(lambda: lucid.autograd.gradcheck(lambda x: x * 2, (lucid.ones(2),)),
+                      lambda: torch.autograd.gradcheck(lambda x: x * 2, (torch.ones(2),)))
+    for m in (lucid, torch):
+        with pytest.warns(UserWarning, match="Input #0 requires gradient and is not a double precision"):
+            m.autograd.gradcheck(lambda x: x * 2, (m.ones(2, requires_grad=True),), raise_exception=False)
+    with pytest.raises(NotImplementedError, match="check_forward_ad=True"):
+        lucid.autograd.gradcheck(lambda x: x, (lucid.ones(1, dtype=lucid.float64, requires_grad=True),),
+                                 check_forward_ad=True)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gradcheck_runs_on_every_device_and_restores_its_inputs(device):
+    x = lucid.tensor([0.5, 1.5], device=device, requires_grad=True)
+    with pytest.warns(UserWarning, match="not a double precision"):
+        assert lucid.autograd.gradcheck(functions(lucid)["Exp"].apply, (x,), eps=1e-2, atol=1e-3, rtol=1e-3)
+    assert x.tolist() == [0.5, 1.5] and x.grad is None
+
+
 # --- autograd.grad and autograd.backward ---------------------------------------------------------
 def test_grad_and_backward_take_torchs_arguments():
     assert_same_signature(lucid.autograd.grad, torch.autograd.grad)
     assert_same_signature(lucid.autograd.backward, torch.autograd.backward)
-    for name in ("Function", "Variable", "grad", "backward", "no_grad", "enable_grad", "set_grad_enabled",
+    assert_same_signature(lucid.autograd.gradcheck, torch.autograd.gradcheck)
+    for name in ("Function", "Variable", "grad", "backward", "gradcheck", "no_grad", "enable_grad", "set_grad_enabled",
                  "inference_mode", "function.Function", "function.FunctionCtx", "function.once_differentiable",
                  "variable.Variable"):
         module, attribute = name.rpartition(".")[::2] if "." in name else ("", name)
