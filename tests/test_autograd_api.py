@@ -192,6 +192,28 @@ def test_needs_input_grad_apply_without_grad_and_an_input_returned_as_is():
     assert seen[lucid] == seen[torch] == ((True, False, False), False, True, False, True, False, False, True)
 
 
+def test_integer_and_non_tensor_outputs_as_torch():
+    got = {}
+    for m in (lucid, torch):
+        seen = []
+
+        class Mixed(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2, (x > 1).long(), 5, "s"
+
+            @staticmethod
+            def backward(ctx, grad, grad_int, grad_number, grad_text):
+                seen.append((grad_int.tolist(), grad_int.dtype.is_floating_point, grad_number, grad_text))
+                return grad * 2
+
+        x = m.tensor([0.5, 2.0], requires_grad=True)
+        doubled, flags, number, text = Mixed.apply(x)
+        doubled.sum().backward()
+        got[m] = (flags.requires_grad, flags.tolist(), number, text, seen, x.grad.tolist())
+    assert got[lucid] == got[torch]
+
+
 def test_a_dirty_tensor_keeps_its_identity_and_is_at_torchs_version():
     got = {}
     for m in (lucid, torch):

@@ -441,7 +441,8 @@ def _own_outputs(ctx: BackwardCFunction, args: tuple, outputs: tuple, recording:
                            "The inputs that are modified inplace must all be outputs of the Function.")
     inputs = [a for a in args if isinstance(a, Tensor)]
     owned, graph = [], []
-    for out in outputs:
+    for produced in outputs:
+        out = produced
         if isinstance(out, Tensor) and any(out is t for t in dirty):
             count_write(out)
             if recording:
@@ -452,8 +453,7 @@ def _own_outputs(ctx: BackwardCFunction, args: tuple, outputs: tuple, recording:
         elif isinstance(out, Tensor) and (any(out is t for t in inputs) or out.requires_grad):
             out = out.detach()  # an input returned as is, as torch's view of it
         owned.append(out)
-        differentiable = (isinstance(out, Tensor) and id(out) not in fixed
-                          and id(outputs[len(owned) - 1]) not in fixed and out.dtype.is_floating_point)
+        differentiable = isinstance(out, Tensor) and id(produced) not in fixed and out.dtype.is_floating_point
         graph.append(out if differentiable else None)
     if recording and any(g is not None for g in graph):
         connect(ctx, type(ctx).__name__, inputs, graph, [t for t in ctx.saved_tensors if t is not None],
