@@ -113,7 +113,9 @@ class FunctionCtx:
         -----
         As in torch, a leaf that requires grad cannot be modified this way. lucid does not
         rebase the history of a view's base, so a view that is part of a graph is refused
-        (NotImplementedError); ``clone()`` it first.
+        (NotImplementedError); ``clone()`` it first. lucid's graph links tensors, so the ops
+        that used the tensor before are found by a scan of Python's heap when the call is
+        recorded: a few milliseconds per call in a large program, where torch pays nothing.
 
         Examples
         --------
