@@ -225,6 +225,41 @@ class Node:
         return f"<{self.name}>"
 
 
+def renamed(out, name):
+    """``out`` with its node named ``name``, torch's name for the op that made it.
+
+    For an op composed of others (``stack`` of ``cat``, ``unsqueeze`` of ``reshape``), whose
+    last step recorded the node: the printed ``grad_fn`` is torch's, not the step's. ``out``
+    must be new, made by that step (never an input returned as it is, whose node it would rename).
+    """
+    if out._node is not None:
+        out._node.name = name
+    return out
+
+
+def named_node(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """A decorator: the composite op it wraps returns its (new) result :func:`renamed` ``name``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid._autograd import named_node
+    >>> @named_node("HardtanhBackward0")
+    ... def clip(x):
+    ...     return x.clamp(-1, 1)
+    >>> clip(lucid.tensor([2.0], requires_grad=True))
+    tensor([1.], grad_fn=<HardtanhBackward0>)
+    """
+    def decorate(op: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(op)
+        def run(*args: P.args, **kwargs: P.kwargs) -> R:
+            return renamed(op(*args, **kwargs), name)
+
+        return run
+
+    return decorate
+
+
 def record(out, name, inputs, backward, saved=()):
     """Attach a node to ``out`` if gradients are enabled and any input requires grad.
 
