@@ -70,6 +70,7 @@ arcsin, arccos, arctan, ger, moveaxis = asin, acos, atan, outer, movedim
 from . import nn, optim, utils  # noqa: E402 - after the core they build on, as torch.nn and torch.optim
 from . import random  # noqa: E402 - torch.random's names for the generator's seed and state
 from .serialization import load, save  # noqa: E402 - checkpoints hold nn.Parameters
+from . import autograd  # noqa: E402 - issue 24 (autograd): torch.autograd's names, over the core and nn
 
 # torch's other names for the dtypes
 half, float, double, long, int = float16, float32, float64, int64, int32  # noqa: A001

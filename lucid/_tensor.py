@@ -450,15 +450,19 @@ class Tensor:
         """
         return self._retains_grad
 
-    def backward(self, gradient: Tensor | None = None, retain_graph: bool = False) -> None:
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
+                 create_graph: bool = False) -> None:
         """Accumulate the gradient of this tensor into the ``.grad`` of the leaves below it.
 
         Parameters
         ----------
         gradient : Tensor, optional
             d(loss)/d(self); may be omitted only for a single-element tensor (then 1).
-        retain_graph : bool, default False
-            Keep the graph so that ``backward`` can run through it again.
+        retain_graph : bool, optional
+            Keep the graph so that ``backward`` can run through it again; by default False.
+        create_graph : bool, default False
+            torch's; True raises NotImplementedError (lucid computes first derivatives only,
+            see :func:`lucid.autograd.grad`).
 
         Examples
         --------
@@ -468,26 +472,13 @@ class Tensor:
         >>> x.grad
         tensor([ 3., 30.])
         """
+        if create_graph:
+            raise NotImplementedError(_autograd.NO_HIGHER_ORDER)
         if not self._requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
-        if gradient is None:
-            if self.numel() != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            grad = self._backend.ones(self.shape, self.dtype)
-        else:
-            if not isinstance(gradient, Tensor):
-                gradient = Tensor(gradient, dtype=self.dtype, device=self.device)
-            if gradient.shape != self.shape:
-                raise RuntimeError(
-                    f"Mismatch in shape: grad_output[0] has a shape of {gradient.shape} and "
-                    f"output[0] has a shape of {self.shape}."
-                )
-            if gradient.device != self.device:
-                raise RuntimeError(f"gradient is on {gradient.device} but the tensor is on {self.device}")
-            grad = gradient._data
-            if gradient.dtype is not self.dtype:
-                grad = self._backend.astype(grad, self.dtype)
-        _autograd.run_backward(self, grad, retain_graph)
+        if gradient is not None and not isinstance(gradient, Tensor):
+            gradient = Tensor(gradient, dtype=self.dtype, device=self.device)
+        _autograd.run_backward(self, _autograd.output_gradient(self, gradient, 0), bool(retain_graph))
 
     def detach(self) -> "Tensor":
         """A tensor with the same values, outside the graph (shares storage, as in torch).
