@@ -39,6 +39,34 @@ from ._tensor_types import BoolTensor, DoubleTensor, FloatTensor, HalfTensor, In
 from ._sparse import SparseTensor, sparse_coo_tensor
 from ._tensor_str import set_printoptions  # printing (issue 24): torch keeps get_printoptions in _tensor_str too
 
+# issue 24, the names real scripts use: torch's aliases, the deprecated scalar-first orders,
+# roll, sampling, as_tensor
+from ._factory import as_tensor  # noqa: E402
+from ._ops.elementwise import logical_not  # noqa: E402
+from ._ops.methods import _eq as eq, _ge as ge, _gt as gt, _le as le, _logical_and as logical_and  # noqa: E402
+from ._ops.methods import _logical_or as logical_or, _logical_xor as logical_xor, _lt as lt, _ne as ne  # noqa: E402
+from ._ops.sampling import bernoulli, multinomial  # noqa: E402
+from ._ops.scaled import add, addcdiv, addcmul, sub  # type: ignore[assignment]  # noqa: E402 - add/sub with torch's deprecated order too
+from ._ops.shape import diag, roll, select  # noqa: E402
+from ._ops.elementwise import acos, asin, atan, rsqrt, tan  # noqa: E402
+from ._ops.linalg import cross, outer  # noqa: E402
+from ._ops.elementwise import bitwise_and, bitwise_not, bitwise_or, bitwise_xor  # noqa: E402
+from ._ops.reduction import prod  # noqa: E402
+from ._ops.sorting import unique  # noqa: E402
+from ._ops.elementwise import clamp_max, clamp_min, isinf, isnan, log2, log10, reciprocal, square  # noqa: E402
+from ._ops.linalg import dot  # noqa: E402
+from ._ops.predicates import allclose, equal, is_tensor, isclose, numel  # noqa: E402
+from ._ops.scatter import masked_select, nonzero  # noqa: E402
+from ._ops.shape import movedim  # noqa: E402
+from ._dtype import get_default_dtype  # noqa: E402
+from . import accelerator, cuda  # noqa: E402 - torch.accelerator's and torch.cuda's device queries
+
+multiply, subtract, divide, true_divide, absolute, negative = mul, sub, div, div, abs, neg
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+concat = concatenate = cat
+swapdims = swapaxes = transpose
+arcsin, arccos, arctan, ger, moveaxis = asin, acos, atan, outer, movedim
+
 from . import nn, optim, utils  # noqa: E402 - after the core they build on, as torch.nn and torch.optim
 from . import random  # noqa: E402 - torch.random's names for the generator's seed and state
 from .serialization import load, save  # noqa: E402 - checkpoints hold nn.Parameters
@@ -84,4 +112,13 @@ __all__ = [
     "save", "load",
     # printing (issue 24)
     "set_printoptions",
+    # issue 24, the names real scripts use
+    "as_tensor", "roll", "multinomial", "bernoulli", "addcmul", "addcdiv",
+    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
+    "multiply", "subtract", "divide", "true_divide", "absolute", "negative",
+    "greater", "greater_equal", "less", "less_equal", "not_equal", "concat", "concatenate", "swapdims", "swapaxes",
+    "tan", "asin", "acos", "atan", "arcsin", "arccos", "arctan", "rsqrt", "prod", "select", "diag", "outer", "ger",
+    "unique", "accelerator", "cuda", "cross", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+    "log10", "log2", "square", "reciprocal", "isnan", "isinf", "clamp_min", "clamp_max", "dot", "allclose",
+    "equal", "isclose", "is_tensor", "numel", "masked_select", "nonzero", "movedim", "moveaxis", "get_default_dtype",
 ]

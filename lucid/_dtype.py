@@ -56,11 +56,27 @@ default_float = float32
 default_int = int64
 
 
+def get_default_dtype() -> dtype:
+    """The dtype Python floats become: ``lucid.float32``, as torch's default.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.get_default_dtype()
+    lucid.float32
+    """
+    return default_float
+
+
+def scalar_type(dtype) -> str:
+    """torch's C++ name of ``dtype`` in error messages: "Float", "Long", ..."""
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+            "int32": "Int", "bool": "Bool"}[dtype.name]
+
+
 def describe(dtype, shape) -> str:
     """torch's short name for a tensor in error messages, e.g. "FloatTensor of shape [2, 3]"."""
-    kind = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-            "int32": "Int", "bool": "Bool"}[dtype.name]
-    return f"{kind}Tensor of shape {list(shape)}"
+    return f"{scalar_type(dtype)}Tensor of shape {list(shape)}"
 
 
 def from_name(name: str) -> dtype:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from . import _backend, _dtype, _generator
 from ._backend import random as _random
@@ -484,6 +484,41 @@ def from_numpy(array: ndarray) -> Tensor:
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     backend.dtype_of(array)  # TypeError for a dtype lucid has no name for
     return Tensor._make(array, backend)
+
+
+def as_tensor(data: object, dtype: _dtype.dtype | None = None, device: str | None = None) -> Tensor:
+    """``data`` as a tensor, without a copy where it can: a tensor of the asked dtype and
+    device is returned itself, a NumPy array on the cpu device shares its memory (as
+    :func:`from_numpy`); anything else is copied (as :func:`tensor`).
+
+    Parameters
+    ----------
+    data : Tensor, NumPy array, number or (nested) sequence
+    dtype : lucid.dtype, optional
+        By default the data's own (as :func:`tensor` infers it).
+    device : {"cpu", "gpu"}, optional
+        By default a tensor's own device, else ``"cpu"``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import numpy as np
+    >>> a = np.array([1.0, 2.0])
+    >>> t = lucid.as_tensor(a)
+    >>> a[0] = 5.0
+    >>> t.tolist(), lucid.as_tensor(t) is t, lucid.as_tensor([1, 2], dtype=lucid.float64).dtype
+    ([5.0, 2.0], True, lucid.float64)
+    """
+    if isinstance(data, Tensor):
+        if (dtype is None or _check_dtype(dtype) is data.dtype) and (device is None or data.device == device):
+            return data
+        return data.to(device=device or data.device, dtype=dtype or data.dtype)
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if host_is_array(data) and device in (None, "cpu"):
+        shared = from_numpy(cast("ndarray", data))
+        return shared if dtype is None or _check_dtype(dtype) is shared.dtype else shared.to(dtype)
+    return Tensor(data, dtype=dtype, device=device or "cpu")
 
 
 def truncated_normal(shape, mean, std, low, high, *, generator=None, dtype=None, device="cpu") -> Tensor:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from . import _autograd, _backend, _device, _dtype, _tensor_str
 from ._autograd import record
+from ._deprecation import scalar_first
 from ._backend import host
 from ._backend import random as _random
 from ._ops.broadcast import broadcast_shapes, check_fits
@@ -21,9 +22,14 @@ if TYPE_CHECKING:
     from ._backend.host import ndarray
     from ._ops import elementwise as _ew
     from ._ops import indexing as _indexing
+    from ._ops import inplace_math as _inplace_math
+    from ._ops import inplace_shape as _inplace_shape
+    from ._ops import predicates as _predicates
     from ._ops import linalg as _linalg
     from ._ops import methods as _methods
     from ._ops import reduction as _reduction
+    from ._ops import sampling as _sampling
+    from ._ops import scaled as _scaled
     from ._ops import scatter as _scatter
     from ._ops import shape as _shape
     from ._ops import sorting as _sorting
@@ -857,6 +863,11 @@ class Tensor:
         alpha : number, default 1
             The factor on ``other``.
 
+        Notes
+        -----
+        torch's deprecated ``add_(Number alpha, Tensor other)`` (``p.data.add_(-lr, p.grad.data)``)
+        is accepted, with torch's UserWarning, once per process.
+
         Examples
         --------
         >>> import lucid
@@ -865,6 +876,9 @@ class Tensor:
         >>> lucid.zeros(3).add_(lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (3,)), alpha=-1)
         tensor([-2.,  0., -4.])
         """
+        if isinstance(other, numbers.Number) and isinstance(alpha, Tensor):  # add_(-lr, grad): torch's old order
+            scalar_first("add_", "alpha", "Tensor other")
+            other, alpha = alpha, other
         self._check_inplace(other)
         if getattr(other, "is_sparse", False):
             return self._add_sparse_(other, alpha)
@@ -910,6 +924,9 @@ class Tensor:
         >>> lucid.tensor([1.0, 2.0]).sub_(0.5)
         tensor([0.5000, 1.5000])
         """
+        if isinstance(other, numbers.Number) and isinstance(alpha, Tensor):  # torch's deprecated sub_(alpha, other)
+            scalar_first("sub_", "alpha", "Tensor other")
+            other, alpha = alpha, other
         return self.add_(other, alpha=-alpha)
 
     def mul_(self, other: Tensor | builtins.float) -> "Tensor":
@@ -1029,10 +1046,12 @@ class Tensor:
         tensor([0.0000, 0.5000, 1.0000])
         """
         self._check_inplace(min, max)
+        version = self._version
         if min is not None:
             self._inplace("maximum", self._operand(min))
         if max is not None:
             self._inplace("minimum", self._operand(max))
+        self._version = version + 1  # one write, as torch counts it, whichever bounds
         return self
 
     def lerp_(self, end: Tensor | builtins.float, weight: Tensor | builtins.float) -> "Tensor":
@@ -1075,6 +1094,7 @@ class Tensor:
             The factors.
         value : number, default 1
             The scale of their product.
+            torch's deprecated ``addcmul_(value, tensor1, tensor2)`` is accepted too, with its warning.
 
         Examples
         --------
@@ -1082,6 +1102,9 @@ class Tensor:
         >>> lucid.tensor([1.0, 1.0]).addcmul_(lucid.tensor([2.0, 3.0]), lucid.tensor([4.0, 5.0]), value=0.5)
         tensor([5.0000, 8.5000])
         """
+        if isinstance(tensor1, numbers.Number) and isinstance(value, Tensor):  # addcmul_(value, t1, t2), deprecated
+            scalar_first("addcmul_", "value", "Tensor tensor1, Tensor tensor2")
+            tensor1, tensor2, value = tensor2, value, tensor1
         self._check_inplace(tensor1, tensor2)
         product = self._backend.multiply(self._operand(tensor1), self._operand(tensor2))
         if value != 1:
@@ -1100,6 +1123,7 @@ class Tensor:
             The denominator.
         value : number, default 1
             The scale of the numerator.
+            torch's deprecated ``addcdiv_(value, tensor1, tensor2)`` is accepted too, with its warning.
 
         Examples
         --------
@@ -1107,6 +1131,9 @@ class Tensor:
         >>> lucid.tensor([1.0, 1.0]).addcdiv_(lucid.tensor([2.0, 3.0]), lucid.tensor([4.0, 2.0]), value=2)
         tensor([2., 4.])
         """
+        if isinstance(tensor1, numbers.Number) and isinstance(value, Tensor):  # addcdiv_(value, t1, t2), deprecated
+            scalar_first("addcdiv_", "value", "Tensor tensor1, Tensor tensor2")
+            tensor1, tensor2, value = tensor2, value, tensor1
         self._check_inplace(tensor1, tensor2)
         numerator = self._operand(tensor1)
         if value != 1:
@@ -1244,6 +1271,38 @@ class Tensor:
         self._data = b.setitem(self._data, index, value)
         self._version += 1
 
+    def _become_view(self, view: Callable[["Tensor"], "Tensor"]) -> "Tensor":
+        """Make this tensor ``view(self)``, a view of itself in a new shape, keeping its identity:
+        the machinery of ``unsqueeze_``, ``t_``, ``transpose_``, ... (lucid._ops.inplace_shape).
+
+        As in torch: a leaf that requires grad is refused while gradients are on; with them on,
+        the tensor's ``grad_fn`` becomes the view's (its input the tensor as it was); with them
+        off, the ``grad_fn`` stays; the storage's version counter goes up by one.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> x = lucid.zeros(2, 3)
+        >>> x._become_view(lambda t: t.reshape(3, 2)) is x, x.shape, x._version
+        (True, (3, 2), 1)
+        """
+        if _autograd.is_grad_enabled() and self._requires_grad and self._node is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        former = object.__new__(Tensor)  # this tensor as it was: the view's input in the graph
+        for slot in ("_box", "_backend", "_requires_grad", "_grad", "_node", "_versions", "_base", "_as_view",
+                     "_write_back", "_seen"):
+            if hasattr(self, slot):
+                setattr(former, slot, getattr(self, slot))
+        former._retains_grad = False
+        out = view(former)
+        self._box, self._base = out._box, out._base
+        if out._base is not None:
+            self._as_view, self._write_back, self._seen = out._as_view, out._write_back, out._seen
+        if out._node is not None:
+            self._node = out._node
+        self._version += 1
+        return self
+
     def clone(self) -> "Tensor":
         """A copy with its own storage, recorded by autograd (gradients flow to ``self``).
 
@@ -1306,6 +1365,30 @@ class Tensor:
         new_full, new_tensor, type = _methods._new_full, _methods._new_tensor, _methods._type
         masked_fill_, scatter_, scatter_add_ = _methods._masked_fill_, _methods._scatter_, _methods._scatter_add_
         index_add_ = _methods._index_add_
+        # issue 24, the names real scripts use
+        addcmul, addcdiv = _scaled.addcmul, _scaled.addcdiv
+        multiply, subtract, divide, true_divide = _ew.mul, _scaled.sub, _ew.div, _ew.div
+        absolute, negative, logical_xor = _ew.abs, _ew.neg, _methods._logical_xor
+        multiply_, subtract_, divide_, true_divide_ = mul_, sub_, div_, div_
+        absolute_, negative_, clip_ = abs_, neg_, clamp_
+        greater, greater_equal, less, less_equal = _methods._gt, _methods._ge, _methods._lt, _methods._le
+        not_equal, swapdims, swapaxes = _methods._ne, _shape.transpose, _shape.transpose
+        ndimension, nelement = dim, numel
+        unsqueeze_, squeeze_, t_ = _inplace_shape.unsqueeze_, _inplace_shape.squeeze_, _inplace_shape.t_
+        transpose_ = swapdims_ = swapaxes_ = _inplace_shape.transpose_
+        roll, multinomial = _shape.roll, _sampling.multinomial
+        bernoulli, bernoulli_, random_ = _sampling.bernoulli, _sampling.bernoulli_, _sampling.random_
+        tan, asin, acos, atan, rsqrt = _ew.tan, _ew.asin, _ew.acos, _ew.atan, _ew.rsqrt
+        arcsin, arccos, arctan, prod = _ew.asin, _ew.acos, _ew.atan, _reduction.prod
+        select, diag, outer, ger = _shape.select, _shape.diag, _linalg.outer, _linalg.outer
+        unique, where, cross = _sorting.unique, _methods._where, _linalg.cross
+        bitwise_and, bitwise_or, bitwise_xor, bitwise_not = _ew.bitwise_and, _ew.bitwise_or, _ew.bitwise_xor, _ew.bitwise_not
+        log10, log2, square, reciprocal, isnan, isinf = _ew.log10, _ew.log2, _ew.square, _ew.reciprocal, _ew.isnan, _ew.isinf
+        clamp_min, clamp_max, dot, movedim, moveaxis = _ew.clamp_min, _ew.clamp_max, _linalg.dot, _shape.movedim, _shape.movedim
+        masked_select, nonzero, exponential_ = _scatter.masked_select, _scatter.nonzero, _sampling.exponential_
+        isclose, allclose, equal = _predicates.isclose, _predicates.allclose, _predicates.equal
+        exp_ = log_ = log1p_ = expm1_ = sin_ = cos_ = tanh_ = sigmoid_ = relu_ = _inplace_math.IN_PLACE["exp_"]
+        floor_ = ceil_ = round_ = pow_ = square_ = reciprocal_ = erf_ = clamp_min_ = clamp_max_ = _inplace_math.IN_PLACE["exp_"]
 
         @property
         def T(self) -> Tensor: ...

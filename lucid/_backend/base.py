@@ -21,6 +21,7 @@ from .. import _dtype
 # that a name never reaches the array namespace unchecked.
 _COMPARE = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 _LOGICAL = ("logical_and", "logical_or", "logical_xor")
+_BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor")  # issue 24
 _INPLACE = ("add", "multiply", "divide", "negative", "sqrt", "abs", "sign", "maximum", "minimum")
 _SQRT1_2 = math.sqrt(0.5)
 
@@ -216,6 +217,53 @@ class Backend:
     def erf(self, a):
         return self._xp.erf(a)
 
+    # issue 24, the names real scripts use
+    def tan(self, a):
+        return self._xp.tan(a)
+
+    def arcsin(self, a):
+        return self._xp.arcsin(a)
+
+    def arccos(self, a):
+        return self._xp.arccos(a)
+
+    def arctan(self, a):
+        return self._xp.arctan(a)
+
+    def log10(self, a):
+        return self._xp.log10(a)
+
+    def log2(self, a):
+        return self._xp.log2(a)
+
+    def prod(self, a, axis, keepdims=False):
+        return self._xp.prod(a, axis=axis, keepdims=keepdims)
+
+    def cumprod_exclusive(self, a, axis, reverse=False):
+        """Running products along ``axis`` of the elements before each (from the end when
+        ``reverse``): 1 first, then ``a[0]``, ``a[0] a[1]``, ..."""
+        if reverse:
+            return self.flip(self.cumprod_exclusive(self.flip(a, axis), axis), axis)
+        index = [slice(None)] * len(self.shape(a))
+        index[axis] = slice(None, -1)
+        ones = list(self.shape(a))
+        ones[axis] = 1
+        head = self.ones(ones, self.dtype_of(a))
+        return self.concatenate([head, self._xp.cumprod(a[tuple(index)], axis=axis)], axis)
+
+    def unique(self, a, return_inverse=False, return_counts=False):
+        """The sorted distinct values of ``a`` (flattened), and where requested the index of
+        each element's value among them (in ``a``'s shape) and how often each occurs, int64."""
+        host = self.to_numpy(a)
+        values, inverse, counts = np.unique(host.reshape(-1), return_inverse=True, return_counts=True)
+        dtype = self.dtype_of(a)
+        out = [self.asarray(values, dtype)]
+        if return_inverse:
+            out.append(self.asarray(inverse.reshape(host.shape), _dtype.int64))
+        if return_counts:
+            out.append(self.asarray(counts, _dtype.int64))
+        return out
+
     def erfc(self, a):
         """``1 - erf(a)``, without the cancellation of that difference where ``a`` is large."""
         raise NotImplementedError
@@ -279,6 +327,15 @@ class Backend:
 
     def logical_not(self, a):
         return self._xp.logical_not(a)
+
+    def bitwise(self, op: str, a, b):
+        """``op`` is one of bitwise_and, bitwise_or, bitwise_xor, on integer or bool arrays."""
+        _check_name(op, _BITWISE, "bitwise operation")
+        return getattr(self._xp, op)(a, b)
+
+    def bitwise_not(self, a):
+        """Each bit inverted, as ``a ^ -1`` (a bool array: its logical not)."""
+        return self._xp.logical_not(a) if self.dtype_of(a) is _dtype.bool_ else self._xp.bitwise_xor(a, -1)
 
     def isfinite(self, a):
         return self._xp.isfinite(a)
@@ -493,6 +550,10 @@ class Backend:
             return np.zeros(0, dtype=np.int64)
         mask = self.any(self.compare("not_equal", self.reshape(a, (n, -1)), 0), axis=1)
         return self.nonzero(mask)
+
+    def argwhere(self, a):
+        """The indices of the nonzero elements of ``a``, one row of ``ndim`` per element, as int64."""
+        return self.asarray(np.argwhere(self.to_numpy(a)).astype(np.int64), _dtype.int64)
 
     def nonzero(self, a) -> np.ndarray:
         """The indices of the nonzero elements of the 1-D ``a``, as int64 (a host sync on lazy backends)."""

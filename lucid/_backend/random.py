@@ -196,3 +196,34 @@ def choice(weights, count, replacement, generator=None) -> list:
     """``count`` indices drawn with probabilities proportional to ``weights``, as Python ints."""
     p = np.asarray(weights, dtype=np.float64)
     return _rng(generator).choice(p.shape[0], size=count, replace=replacement, p=p / p.sum()).tolist()
+
+
+def multinomial(probs, count, replacement, generator=None) -> np.ndarray:
+    """``count`` category indices per row of the host array ``probs`` (rows of non-negative
+    weights, each with a positive sum: the caller checks), as int64.
+
+    With replacement each draw inverts the row's cumulative distribution at a uniform number
+    (a zero weight is never drawn); without, the row is ordered by ``weight / E`` with ``E``
+    exponential, torch's method (the Gumbel-top-k trick), and the first ``count`` taken.
+    """
+    rng = _rng(generator)
+    p = np.asarray(probs, dtype=np.float64)
+    if replacement:
+        cdf = np.cumsum(p, axis=1)
+        cdf /= cdf[:, -1:]
+        u = rng.random((p.shape[0], count))
+        drawn = np.stack([np.searchsorted(row, draws, side="right") for row, draws in zip(cdf, u)])
+        return np.minimum(drawn, p.shape[1] - 1).astype(np.int64)
+    keys = p / rng.standard_exponential(p.shape)
+    return np.argsort(-keys, axis=1, kind="stable")[:, :count].astype(np.int64)
+
+
+def bernoulli(probs, shape, generator=None) -> np.ndarray:
+    """An array of ``shape``: 1.0 where a uniform draw falls below ``probs`` (a number or a
+    host array in [0, 1] that broadcasts to ``shape``), else 0.0."""
+    return (_rng(generator).random(tuple(shape)) < np.asarray(probs, dtype=np.float64)).astype(np.float64)
+
+
+def exponential(shape, dtype, backend, rate=1.0, generator=None):
+    """Samples of the exponential distribution of ``rate`` (mean ``1 / rate``)."""
+    return backend.asarray(_rng(generator).standard_exponential(tuple(shape)) / rate, dtype)

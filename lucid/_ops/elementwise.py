@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 
 from .. import _dtype
-from .._autograd import _unbroadcast, record
+from .._autograd import _unbroadcast, record, renamed
 from .._tensor import Tensor
 from .broadcast import broadcast_shapes
 
@@ -842,3 +842,232 @@ def triu(a: Tensor, diagonal: int = 0) -> Tensor:
             [0., 0., 1.]])
     """
     return _triangle(a, diagonal, lower=False)
+
+
+# --- issue 24, the names real scripts use ----------------------------------------------------
+def tan(a: Tensor) -> Tensor:
+    """The elementwise tangent (radians).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tan(lucid.tensor([0.0])).tolist()
+    [0.0]
+    """
+    return _unary("TanBackward0", a, lambda b, x: b.tan(x),
+                  lambda b, x: b.divide(1, b.multiply(b.cos(x), b.cos(x))))
+
+
+def _sqrt_one_minus_square(b, x):
+    """``sqrt(1 - x**2)`` as ``sqrt((1 - x)(1 + x))``: no cancellation as ``|x|`` nears 1."""
+    return b.sqrt(b.multiply(b.subtract(1, x), b.add(1, x)))
+
+
+def asin(a: Tensor) -> Tensor:
+    """The elementwise arcsine, in [-pi/2, pi/2] (nan outside [-1, 1]); also ``arcsin``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.asin(lucid.tensor([0.0, 1.0])).tolist() == [0.0, lucid.tensor(1.5707963267948966).item()]
+    True
+    """
+    return _unary("AsinBackward0", a, lambda b, x: b.arcsin(x), lambda b, x: b.divide(1, _sqrt_one_minus_square(b, x)))
+
+
+def acos(a: Tensor) -> Tensor:
+    """The elementwise arccosine, in [0, pi] (nan outside [-1, 1]); also ``arccos``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.acos(lucid.tensor([1.0])).tolist()
+    [0.0]
+    """
+    return _unary("AcosBackward0", a, lambda b, x: b.arccos(x), lambda b, x: b.divide(-1, _sqrt_one_minus_square(b, x)))
+
+
+def atan(a: Tensor) -> Tensor:
+    """The elementwise arctangent, in (-pi/2, pi/2); also ``arctan``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.atan(lucid.tensor([0.0])).tolist()
+    [0.0]
+    """
+    return _unary("AtanBackward0", a, lambda b, x: b.arctan(x), lambda b, x: b.divide(1, b.add(1, b.multiply(x, x))))
+
+
+def rsqrt(a: Tensor) -> Tensor:
+    """``1 / sqrt(a)`` elementwise.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.rsqrt(lucid.tensor([4.0, 0.25])).tolist()
+    [0.5, 2.0]
+    """
+    return _unary("RsqrtBackward0", a, lambda b, x: b.divide(1, b.sqrt(x)),
+                  lambda b, x: b.divide(-0.5, b.multiply(x, b.sqrt(x))))
+
+
+def _bitwise_operands(name: str, *tensors: Tensor | int) -> None:
+    for t in tensors:
+        if isinstance(t, Tensor) and t.dtype.is_floating_point:
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_dtype.scalar_type(t.dtype)}'")
+
+
+def bitwise(op: str, a: Tensor | int, b: Tensor | int) -> Tensor:
+    """``op`` is bitwise_and, bitwise_or or bitwise_xor, on integer and bool tensors (bools stay bool)."""
+    _bitwise_operands(op, a, b)
+    a, b = coerce(a, b)
+    return a._like(a._backend.bitwise(op, a._data, b._data))
+
+
+def bitwise_and(input: Tensor | int, other: Tensor | int) -> Tensor:
+    """The elementwise bitwise and of integer or bool tensors.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.bitwise_and(lucid.tensor([12, 5]), 6).tolist()
+    [4, 4]
+    """
+    return bitwise("bitwise_and", input, other)
+
+
+def bitwise_or(input: Tensor | int, other: Tensor | int) -> Tensor:
+    """The elementwise bitwise or of integer or bool tensors.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.bitwise_or(lucid.tensor([12, 5]), 6).tolist()
+    [14, 7]
+    """
+    return bitwise("bitwise_or", input, other)
+
+
+def bitwise_xor(input: Tensor | int, other: Tensor | int) -> Tensor:
+    """The elementwise bitwise exclusive or of integer or bool tensors.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.bitwise_xor(lucid.tensor([1, 5, 11]), lucid.tensor([2, 7, 10])).tolist()
+    [3, 2, 1]
+    """
+    return bitwise("bitwise_xor", input, other)
+
+
+def bitwise_not(input: Tensor) -> Tensor:
+    """Each bit of an integer tensor inverted (``-x - 1``); of a bool tensor, its logical not.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.bitwise_not(lucid.tensor([0, 5])).tolist(), lucid.bitwise_not(lucid.tensor([True])).tolist()
+    ([-1, -6], [False])
+    """
+    _bitwise_operands("bitwise_not", input)
+    return input._like(input._backend.bitwise_not(input._data))
+
+
+_LN10, _LN2 = 2.302585092994046, 0.6931471805599453
+
+
+def log10(a: Tensor) -> Tensor:
+    """The elementwise base-10 logarithm (integers give float32).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.log10(lucid.tensor([100.0, 1.0])).tolist()
+    [2.0, 0.0]
+    """
+    return _unary("Log10Backward0", a, lambda b, x: b.log10(x), lambda b, x: b.divide(1, b.multiply(x, _LN10)))
+
+
+def log2(a: Tensor) -> Tensor:
+    """The elementwise base-2 logarithm (integers give float32).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.log2(lucid.tensor([8.0, 0.5])).tolist()
+    [3.0, -1.0]
+    """
+    return _unary("Log2Backward0", a, lambda b, x: b.log2(x), lambda b, x: b.divide(1, b.multiply(x, _LN2)))
+
+
+def square(a: Tensor) -> Tensor:
+    """``a * a`` (integers stay integers, as torch's).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.square(lucid.tensor([2, -3])).tolist()
+    [4, 9]
+    """
+    return renamed(mul(a, a), "PowBackward0")
+
+
+def reciprocal(a: Tensor) -> Tensor:
+    """``1 / a`` elementwise (integers give float32).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.reciprocal(lucid.tensor([2, 4])).tolist()
+    [0.5, 0.25]
+    """
+    return renamed(div(1, a), "ReciprocalBackward0")
+
+
+def isnan(a: Tensor) -> Tensor:
+    """Whether each element is nan, as a bool tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.isnan(lucid.tensor([1.0, float("nan")])).tolist()
+    [False, True]
+    """
+    return compare("not_equal", a, a)
+
+
+def isinf(a: Tensor) -> Tensor:
+    """Whether each element is infinite (either sign), as a bool tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.isinf(lucid.tensor([1.0, float("-inf"), float("nan")])).tolist()
+    [False, True, False]
+    """
+    return logical("logical_and", logical_not(isfinite(a)), compare("equal", a, a))
+
+
+def clamp_min(a: Tensor, min: Tensor | float) -> Tensor:
+    """:func:`clamp` with a lower bound only.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([-1.0, 2.0]).clamp_min(0).tolist()
+    [0.0, 2.0]
+    """
+    return renamed(clamp(a, min=min), "ClampMinBackward0")
+
+
+def clamp_max(a: Tensor, max: Tensor | float) -> Tensor:
+    """:func:`clamp` with an upper bound only.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([-1.0, 2.0]).clamp_max(0).tolist()
+    [-1.0, 0.0]
+    """
+    return renamed(clamp(a, max=max), "ClampMaxBackward0")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import string
+import warnings
 from collections.abc import Sequence
 
 from .. import _dtype
@@ -12,6 +13,8 @@ from .._autograd import record, renamed
 from .._tensor import Tensor
 from .elementwise import _matmul_shape, _same_device, matmul
 from .dims import axes as _axes
+from .broadcast import broadcast_shapes
+from .shape import cat
 
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
@@ -381,3 +384,74 @@ def norm(input: Tensor, p: float | str = "fro", dim: int | Sequence[int] | None 
         return (backend.precisely(gradient, g, x),)
 
     return record(out, "LinalgVectorNormBackward0", (input,), backward, saved=(input,))
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """The outer product of two vectors: ``out[i, j] = input[i] * vec2[j]`` (also ``ger``).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.outer(lucid.tensor([1, 2]), lucid.tensor([1, 10, 100])).tolist()
+    [[1, 10, 100], [2, 20, 200]]
+    """
+    for name, t in (("self", input), ("vec2", vec2)):
+        if t.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.ndim}-D")
+    return input.reshape(-1, 1) * vec2.reshape(1, -1)
+
+
+def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
+    """The cross product of 3-vectors along ``dim`` (broadcast); without ``dim``, along the first
+    dimension of size 3, with torch's deprecation warning.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.cross(lucid.tensor([0.0, 1.0, 0.0]), lucid.tensor([1.0, 0.0, 0.0]), dim=0).tolist()
+    [0.0, 0.0, -1.0]
+    """
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                      "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
+                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+        sizes = list(broadcast_shapes(input.shape, other.shape))
+        if 3 not in sizes:
+            raise RuntimeError("no dimension of size 3 in input")
+        dim = sizes.index(3)
+    for t in (input, other):
+        (axis,) = _axes(t, dim) if t.ndim else (0,)
+        if t.ndim == 0 or t.shape[axis] != 3:
+            raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. "
+                               f"Got {input.shape[dim] if input.ndim else 0} and {other.shape[dim] if other.ndim else 0}")
+
+    def part(t, i):
+        return t.narrow(dim, i, 1)
+
+    first = part(input, 1) * part(other, 2) - part(input, 2) * part(other, 1)
+    second = part(input, 2) * part(other, 0) - part(input, 0) * part(other, 2)
+    third = part(input, 0) * part(other, 1) - part(input, 1) * part(other, 0)
+    return renamed(cat([first, second, third], dim), "LinalgCrossBackward0")
+
+
+def dot(input: Tensor, tensor: Tensor) -> Tensor:
+    """The dot product of two vectors of one size and dtype (also ``inner`` of vectors).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.dot(lucid.tensor([1.0, 2.0]), lucid.tensor([3.0, 4.0])).item()
+    11.0
+    """
+    if input.ndim != 1 or tensor.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D tensors")
+    if input.shape != tensor.shape:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src [{tensor.shape[0]}] "
+                           f"to have the same number of elements, but got {input.shape[0]} and {tensor.shape[0]} "
+                           "elements respectively")
+    if input.dtype is not tensor.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{_dtype.scalar_type(input.dtype)} and {_dtype.scalar_type(tensor.dtype)}")
+    return renamed(matmul(input, tensor), "DotBackward0")

@@ -9,6 +9,7 @@ from .. import _dtype, _factory, _tensor_types
 from .._tensor import Tensor
 from . import elementwise as ew
 from . import indexing, linalg, reduction, scatter, shape, sorting
+from . import inplace_math, inplace_shape, predicates, sampling, scaled
 
 
 def _operator(fn):
@@ -340,6 +341,60 @@ METHODS = {
     "masked_fill_": _masked_fill_, "scatter_": _scatter_, "scatter_add_": _scatter_add_, "index_add_": _index_add_,
     "index_copy_": scatter.index_copy_, "nonzero_rows": scatter.nonzero_rows,
 }
+
+def _logical_xor(self: Tensor, other: Tensor | float) -> Tensor:
+    """``self xor other`` elementwise, as a bool tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([True, True]).logical_xor(lucid.tensor([True, False])).tolist()
+    [False, True]
+    """
+    return ew.logical("logical_xor", self, other)
+
+
+def _where(self: Tensor, condition: Tensor, y: Tensor | float) -> Tensor:
+    """``self`` where ``condition`` holds, ``y`` elsewhere: :func:`lucid.where` with ``self`` second.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.tensor([-1.0, 2.0])
+    >>> x.where(x > 0, 0.0).tolist()
+    [0.0, 2.0]
+    """
+    return ew.where(condition, self, y)
+
+
+# issue 24, the names real scripts use: torch's deprecated scalar-first overloads, torch's
+# aliases, the in-place shape methods, roll and sampling
+METHODS.update({
+    "add": scaled.as_method(scaled.add), "sub": scaled.as_method(scaled.sub),
+    "addcmul": scaled.as_method(scaled.addcmul), "addcdiv": scaled.as_method(scaled.addcdiv),
+    "multiply": ew.mul, "multiply_": Tensor.mul_, "subtract": scaled.sub, "subtract_": Tensor.sub_,
+    "divide": ew.div, "divide_": Tensor.div_, "true_divide": ew.div, "true_divide_": Tensor.div_,
+    "absolute": ew.abs, "absolute_": Tensor.abs_, "negative": ew.neg, "negative_": Tensor.neg_,
+    "clip_": Tensor.clamp_, "logical_xor": _logical_xor,
+    "greater": _gt, "greater_equal": _ge, "less": _lt, "less_equal": _le, "not_equal": _ne,
+    "swapdims": shape.transpose, "swapaxes": shape.transpose, "ndimension": Tensor.dim, "nelement": Tensor.numel,
+    "unsqueeze_": inplace_shape.unsqueeze_, "squeeze_": inplace_shape.squeeze_, "t_": inplace_shape.t_,
+    "transpose_": inplace_shape.transpose_, "swapdims_": inplace_shape.transpose_,
+    "swapaxes_": inplace_shape.transpose_,
+    "roll": shape.roll, "multinomial": sampling.multinomial, "bernoulli": sampling.bernoulli,
+    "bernoulli_": sampling.bernoulli_, "random_": sampling.random_,
+    "tan": ew.tan, "asin": ew.asin, "acos": ew.acos, "atan": ew.atan, "arcsin": ew.asin, "arccos": ew.acos,
+    "arctan": ew.atan, "rsqrt": ew.rsqrt, "prod": reduction.prod, "select": shape.select, "diag": shape.diag,
+    "outer": linalg.outer, "ger": linalg.outer, "unique": sorting.unique, "where": _where,
+    "cross": linalg.cross, "bitwise_and": ew.bitwise_and, "bitwise_or": ew.bitwise_or,
+    "bitwise_xor": ew.bitwise_xor, "bitwise_not": ew.bitwise_not,
+    "log10": ew.log10, "log2": ew.log2, "square": ew.square, "reciprocal": ew.reciprocal, "isnan": ew.isnan,
+    "isinf": ew.isinf, "clamp_min": ew.clamp_min, "clamp_max": ew.clamp_max, "dot": linalg.dot,
+    "movedim": shape.movedim, "moveaxis": shape.movedim, "masked_select": scatter.masked_select,
+    "nonzero": scatter.nonzero, "exponential_": sampling.exponential_, "isclose": predicates.isclose,
+    "allclose": predicates.allclose, "equal": predicates.equal,
+    **inplace_math.IN_PLACE,
+})
 
 for _name, _fn in METHODS.items():
     binary = _name.startswith("__") and _name not in (

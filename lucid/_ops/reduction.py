@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import numbers
-from collections.abc import Sequence
-from typing import NamedTuple, overload
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple, TypeVar, overload
 
 from .. import _dtype
-from .._autograd import record
+from .._autograd import record, renamed
 from .._tensor import Tensor
 from . import elementwise as ew
 from . import shape as shape_ops
@@ -23,6 +24,25 @@ class MaxMin(NamedTuple):
 
 
 _LN2 = math.log(2)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def numpy_names(fn: F) -> F:
+    """``fn`` also taking NumPy's names of its arguments, as torch's reductions do:
+    ``keepdims`` for ``keepdim`` and ``axis`` for ``dim`` (``P.sum(1, keepdims=True)``)."""
+
+    @functools.wraps(fn)
+    def reduce(*args: Any, **kwargs: Any) -> Any:
+        for numpy_name, name in (("keepdims", "keepdim"), ("axis", "dim")):
+            if numpy_name in kwargs:
+                if name in kwargs:
+                    raise TypeError(f"{fn.__name__}() got both '{name}' and its alias '{numpy_name}'")
+                kwargs[name] = kwargs.pop(numpy_name)
+        return fn(*args, **kwargs)
+
+    return reduce  # type: ignore[return-value]
 
 
 def _expand_back(backend, grad, shape, axes, keepdim):
@@ -39,6 +59,7 @@ def _reduce(name, a, axes, keepdim):
     return a._backend.precisely(lambda b, x: getattr(b, name)(x, axis=axes, keepdims=keepdim), a._data)
 
 
+@numpy_names
 def sum(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False,
         dtype: _dtype.dtype | None = None) -> Tensor:
     """The sum over ``dim`` (an int, a tuple of ints, or None for all).
@@ -74,6 +95,7 @@ def sum(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False
     return record(out, "SumBackward0" if dim is None else "SumBackward1", (a,), lambda g: (_expand_back(backend, g, shape, axes, keepdim),))
 
 
+@numpy_names
 def mean(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
     """The mean over ``dim`` (an int, a tuple of ints, or None for all); floating tensors only.
 
@@ -155,6 +177,7 @@ def max(a: Tensor, dim: None = None, keepdim: bool = False) -> Tensor: ...
 def max(a: Tensor, dim: Tensor, keepdim: bool = False) -> Tensor: ...
 @overload
 def max(a: Tensor, dim: int, keepdim: bool = False) -> MaxMin: ...
+@numpy_names
 def max(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False) -> Tensor | MaxMin:
     """The largest element, or with ``dim`` the ``(values, indices)`` along one dimension;
     with a tensor in place of ``dim``, the elementwise :func:`lucid.maximum`.
@@ -189,6 +212,7 @@ def min(a: Tensor, dim: None = None, keepdim: bool = False) -> Tensor: ...
 def min(a: Tensor, dim: Tensor, keepdim: bool = False) -> Tensor: ...
 @overload
 def min(a: Tensor, dim: int, keepdim: bool = False) -> MaxMin: ...
+@numpy_names
 def min(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False) -> Tensor | MaxMin:
     """The smallest element, or with ``dim`` the ``(values, indices)`` along one dimension (see :func:`max`).
 
@@ -203,6 +227,7 @@ def min(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False) -> Te
     return _extreme(a, dim, keepdim, largest=False)
 
 
+@numpy_names
 def any(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
     """Whether any element (along ``dim``) is nonzero, as a bool tensor.
 
@@ -215,6 +240,7 @@ def any(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False
     return a._like(a._backend.any(a._data, axis=_axes(a, dim), keepdims=keepdim))
 
 
+@numpy_names
 def all(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
     """Whether every element (along ``dim``) is nonzero, as a bool tensor.
 
@@ -308,6 +334,7 @@ def softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
     return record(out, "SoftmaxBackward0", (a,), backward, saved=(a,))
 
 
+@numpy_names
 def logsumexp(a: Tensor, dim: int | Sequence[int] | None, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(a)))`` over ``dim``, computed stably; its gradient is the softmax.
 
@@ -418,6 +445,7 @@ def _correction(unbiased, correction) -> float:
     return 1 if unbiased is None or unbiased else 0
 
 
+@numpy_names
 def var(a: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None) -> Tensor:
     """The variance over ``dim``: ``sum((a - mean)^2) / (N - correction)``.
@@ -481,6 +509,7 @@ def _spread(a, dim, unbiased, keepdim, correction, root: bool):
                   lambda g: (backend.precisely(gradient, g, x),), saved=(a,))
 
 
+@numpy_names
 def std(a: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None) -> Tensor:
     """The standard deviation over ``dim``: the square root of :func:`var`.
@@ -496,3 +525,39 @@ def std(a: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None
     if not a.dtype.is_floating_point:
         raise RuntimeError(f"std and var only support floating point and complex dtypes, got {a.dtype}")
     return _spread(a, dim, unbiased, keepdim, correction, root=True)
+
+
+# --- issue 24, the names real scripts use ----------------------------------------------------
+@numpy_names
+def prod(a: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: _dtype.dtype | None = None) -> Tensor:
+    """The product over ``dim`` (all elements by default); integers and bools multiply as int64.
+
+    The gradient of each element is the product of the others (computed as such, so a zero
+    among them is no division by zero), as torch's.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> x.prod().item(), x.prod(1).tolist(), lucid.prod(x, 0, keepdim=True).shape
+    (24.0, [2.0, 12.0], (1, 2))
+    """
+    if dtype is not None:
+        a = a.to(dtype)
+    elif not a.dtype.is_floating_point:
+        a = a.to(_dtype.int64)
+    if dim is None:
+        return renamed(prod(shape_ops.reshape(a, (-1,)), 0), "ProdBackward0")
+    (axis,) = _axes(a, dim)
+    backend, x, shape = a._backend, a._data, a.shape
+    if a.ndim == 0:
+        return record(a._like(backend.copy(x)), "ProdBackward1", (a,), lambda g: (g,))
+    out = a._like(backend.precisely(lambda b, x: b.prod(x, axis, keepdims=keepdim), x))
+
+    def backward(g):
+        def others(b, g, x):
+            return b.multiply(_expand_back(b, g, shape, (axis,), keepdim),
+                              b.multiply(b.cumprod_exclusive(x, axis), b.cumprod_exclusive(x, axis, reverse=True)))
+        return (backend.precisely(others, g, x),)
+
+    return record(out, "ProdBackward1", (a,), backward, saved=(a,))

@@ -11,11 +11,12 @@ from __future__ import annotations
 import numbers
 
 from .. import _dtype
-from .._autograd import record
+from .._autograd import record, renamed
 from .._tensor import Tensor
 from .elementwise import _same_device
 from .broadcast import broadcast_shapes
 from .dims import axes as _axes
+from .indexing import getitem
 from .shape import reshape
 
 
@@ -453,3 +454,38 @@ def masked_fill(input: Tensor, mask: Tensor, value: Tensor | float) -> Tensor:
 
     return record(out, f"MaskedFillBackward{len(inputs) - 1}", inputs,  # value: a number, a tensor
                   backward, saved=(mask,))
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """The elements of ``input`` where the bool ``mask`` (broadcast with it) holds, as a 1-D tensor.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.arange(6.0).reshape(2, 3)
+    >>> x.masked_select(lucid.tensor([True, False, True])).tolist()
+    [0.0, 2.0, 3.0, 5.0]
+    """
+    if mask.dtype is not _dtype.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = broadcast_shapes(input.shape, mask.shape)
+    return renamed(getitem(input.expand(shape) if input.shape != shape else input, mask.expand(shape)),
+                   "MaskedSelectBackward0")
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
+    """The indices of the nonzero elements: an int64 ``(count, ndim)`` tensor, or with
+    ``as_tuple`` one index tensor per dimension.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.tensor([[0, 1], [2, 0]])
+    >>> x.nonzero().tolist(), [t.tolist() for t in lucid.nonzero(x, as_tuple=True)]
+    ([[0, 1], [1, 0]], [[0, 1], [1, 0]])
+    """
+    backend = input._backend
+    rows = Tensor._make(backend.argwhere(input._data), backend)
+    if not as_tuple:
+        return rows
+    return tuple(rows[:, i] for i in range(rows.shape[1]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 from .. import _dtype
@@ -454,3 +455,132 @@ def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     (axis,) = _axes(a, dim)
     return tuple(renamed(getitem(a, (slice(None),) * axis + (i,)), "UnbindBackward0") for i in range(a.shape[axis]))
+
+
+def _int_tuple(value, fn: str, argument: str, position: int) -> tuple[int, ...]:
+    values = (value,) if isinstance(value, numbers.Integral) else value
+    if not isinstance(values, (tuple, list)) or not all(
+            isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values):
+        kind = type(value).__name__ if not isinstance(value, (tuple, list)) else f"tuple of {type(value).__name__}"
+        raise TypeError(f"{fn}(): argument '{argument}' (position {position}) must be tuple of ints, not {kind}")
+    return tuple(int(v) for v in values)
+
+
+def roll(a: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Tensor:
+    """``a`` with its elements shifted ``shifts`` places along ``dims``, those pushed off the
+    end coming back at the start; without ``dims``, along the flattened tensor, shape kept.
+
+    Parameters
+    ----------
+    shifts : int or tuple of int
+        One shift per dimension in ``dims`` (positive: towards the higher indices).
+    dims : int or tuple of int, optional
+        The dimensions, as many as ``shifts``; a dimension may repeat (its shifts add up).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> x = lucid.arange(6).reshape(2, 3)
+    >>> x.roll(1).tolist(), lucid.roll(x, (1, -1), (0, 1)).tolist()
+    ([[5, 0, 1], [2, 3, 4]], [[4, 5, 3], [1, 2, 0]])
+    """
+    shifts = _int_tuple(shifts, "roll", "shifts", 2)
+    dims = () if dims is None else _int_tuple(dims, "roll", "dims", 3)
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if not dims and len(shifts) == 1:
+        return renamed(reshape(roll(flatten(a), shifts, 0), a.shape), "RollBackward0")
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    if a.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    axes = [_axes(a, d)[0] for d in dims]
+    backend = a._backend
+
+    def shift(array, sign):
+        for axis, by in zip(axes, shifts):
+            n = a.shape[axis]
+            cut = n - (sign * by) % n if n else 0
+            if 0 < cut < n:
+                head = (slice(None),) * axis
+                array = backend.concatenate([backend.getitem(array, head + (slice(cut, None),)),
+                                             backend.getitem(array, head + (slice(None, cut),))], axis)
+        return array
+
+    rolled = shift(a._data, 1)
+    out = a._like(rolled if rolled is not a._data else backend.copy(rolled))  # a copy even when nothing moved
+    return record(out, "RollBackward0", (a,), lambda g: (shift(g, -1),))
+
+
+def select(a: Tensor, dim: int, index: int) -> Tensor:
+    """The slice of ``a`` at ``index`` along ``dim``, without that dimension (a view): ``a[:, index]`` for ``dim=1``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.tensor([[1, 2, 3], [4, 5, 6]]).select(1, -1).tolist()
+    [3, 6]
+    """
+    if a.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    (axis,) = _axes(a, dim)
+    size = a.shape[axis]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(a.shape)} at dimension {dim}")
+    return renamed(getitem(a, (slice(None),) * axis + (int(index),)), "SelectBackward0")
+
+
+def diag(a: Tensor, diagonal: int = 0) -> Tensor:
+    """Of a vector, the square matrix with it on diagonal ``diagonal`` (0 the main one,
+    above it positive) and zeros elsewhere; of a matrix, that diagonal as a vector.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.diag(lucid.tensor([1, 2]), 1).tolist()
+    [[0, 1, 0], [0, 0, 2], [0, 0, 0]]
+    >>> lucid.arange(6).reshape(2, 3).diag(-1).tolist()
+    [3]
+    """
+    if a.ndim not in (1, 2):
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {a.ndim}D")
+    backend = a._backend
+    if a.ndim == 2:
+        rows, cols = a.shape
+        start_row, start_col = max(-diagonal, 0), max(diagonal, 0)
+        length = max(min(rows - start_row, cols - start_col), 0)
+        steps = backend.arange(0, length, 1, _dtype.int64)
+        index = (Tensor._make(backend.add(steps, start_row), backend), Tensor._make(backend.add(steps, start_col), backend))
+        return renamed(getitem(a, index), "DiagonalBackward0_copy")  # torch's name: diag is its diagonal's copy
+    n, k = a.shape[0], abs(diagonal)
+    square = a._like(backend.eye(n, n, a.dtype)) * unsqueeze(a, 0)
+
+    def zeros(*shape):
+        return a._like(backend.zeros(shape, a.dtype))
+
+    if diagonal > 0:
+        square = cat([cat([zeros(n, k), square], 1), zeros(k, n + k)], 0)
+    elif diagonal < 0:
+        square = cat([zeros(k, n + k), cat([square, zeros(n, k)], 1)], 0)
+    return renamed(square, "DiagEmbedBackward0")
+
+
+def movedim(a: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
+    """``a`` with dimensions ``source`` moved to ``destination`` and the others in their order (also ``moveaxis``).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> lucid.zeros(2, 3, 4).movedim(0, -1).shape, lucid.movedim(lucid.zeros(2, 3, 4), (0, 1), (2, 0)).shape
+    ((3, 4, 2), (3, 4, 2))
+    """
+    sources = _int_tuple(source, "movedim", "source", 2)
+    targets = _int_tuple(destination, "movedim", "destination", 3)
+    if len(sources) != len(targets):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(sources)} dims) should "
+                           f"contain the same number of dims as destination ({list(targets)} dims)")
+    sources, targets = _axes(a, sources), _axes(a, targets)
+    order = [d for d in range(a.ndim) if d not in sources]
+    for target, source_dim in sorted(zip(targets, sources)):
+        order.insert(target, source_dim)
+    return permute(a, order)

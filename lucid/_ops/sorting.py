@@ -108,3 +108,27 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     if input.ndim == 0:
         return TopkResult(values, indices)
     return TopkResult(renamed(narrow(values, axis, 0, k), "TopkBackward0"), narrow(indices, axis, 0, k))
+
+
+def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
+           dim: int | None = None) -> Tensor | tuple[Tensor, ...]:
+    """The distinct values of ``input``, in ascending order, and where asked the index of each
+    element's value among them (``return_inverse``) and how often each occurs (``return_counts``).
+
+    Notes
+    -----
+    The values come sorted whatever ``sorted`` says (as torch's on the cpu); ``dim`` (unique
+    slices) is not implemented.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> values, inverse, counts = lucid.tensor([3, 1, 3, 2]).unique(return_inverse=True, return_counts=True)
+    >>> values.tolist(), inverse.tolist(), counts.tolist()
+    ([1, 2, 3], [2, 0, 2, 1], [1, 1, 2])
+    """
+    if dim is not None:
+        raise NotImplementedError("unique(dim=...) is not implemented in lucid")
+    backend = input._backend
+    parts = [Tensor._make(array, backend) for array in backend.unique(input._data, return_inverse, return_counts)]
+    return parts[0] if len(parts) == 1 else tuple(parts)
