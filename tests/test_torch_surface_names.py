@@ -624,3 +624,29 @@ def test_reductions_take_numpys_names_as_torch(device):
         np.testing.assert_allclose(mine.cpu().numpy(), reference.numpy(), rtol=1e-12, err_msg=name)
     assert type(raised(lambda: ours.sum(1, keepdim=True, keepdims=True))) is type(
         raised(lambda: theirs.sum(1, keepdim=True, keepdims=True))) is TypeError
+
+
+# --- the operators &, |, ^ and ~: bitwise as torch's, logical on bool tensors -----------------
+OPERATORS = {
+    "and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b,
+    "rand": lambda a, b: 6 & a, "ror": lambda a, b: 6 | a, "rxor": lambda a, b: True ^ b,
+    "invert": lambda a, b: ~a,
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPERATORS))
+@pytest.mark.parametrize("dtypes", [("int64", "int64"), ("bool", "bool"), ("int32", "bool"), ("bool", "int64")],
+                         ids=lambda d: "-".join(d))
+def test_bitwise_operators_compute_torchs_values_and_dtypes(device, name, dtypes):
+    # lucid once made & | ^ ~ logical on every dtype: 12 & 6 gave True where torch gives 4
+    mine_a, theirs_a = _both([12, 5, -3, 0], device, dtypes[0])
+    mine_b, theirs_b = _both([6, 0, 7, -1], device, dtypes[1])
+    mine, theirs = OPERATORS[name](mine_a, mine_b), OPERATORS[name](theirs_a, theirs_b)
+    assert str(mine.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    assert mine.tolist() == theirs.tolist()
+
+
+@pytest.mark.parametrize("name", sorted(OPERATORS))
+def test_bitwise_operators_refuse_float_tensors_as_torch(name):
+    _same_error(lambda: OPERATORS[name](lucid.tensor([1.5]), lucid.tensor([1.0])),
+                lambda: OPERATORS[name](torch.tensor([1.5]), torch.tensor([1.0])))

@@ -116,6 +116,20 @@ def _ge(self: Tensor, other: Tensor | float) -> Tensor:
     return ew.compare("greater_equal", self, other)
 
 
+def _invert(self: Tensor) -> Tensor:
+    """``~self``: each bit inverted, the logical not of a bool tensor (torch's TypeError for floats).
+
+    Examples
+    --------
+    >>> import lucid
+    >>> (~lucid.tensor([5, -1])).tolist(), (~lucid.tensor([True, False])).tolist()
+    ([-6, 0], [False, True])
+    """
+    if self.dtype.is_floating_point:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return ew.bitwise_not(self)
+
+
 def _logical_and(self: Tensor, other: Tensor | float) -> Tensor:
     """``self and other`` elementwise, as a bool tensor.
 
@@ -306,10 +320,11 @@ METHODS = {
     "__le__": lambda s, o: ew.compare("less_equal", s, o),
     "__gt__": lambda s, o: ew.compare("greater", s, o),
     "__ge__": lambda s, o: ew.compare("greater_equal", s, o),
-    "__invert__": ew.logical_not,
-    "__and__": lambda s, o: ew.logical("logical_and", s, o),
-    "__or__": lambda s, o: ew.logical("logical_or", s, o),
-    "__xor__": lambda s, o: ew.logical("logical_xor", s, o),
+    # torch's operators are bitwise (logical on bool tensors, which bitwise ops keep bool)
+    "__invert__": _invert,
+    "__and__": ew.bitwise_and, "__rand__": lambda s, o: ew.bitwise_and(o, s),
+    "__or__": ew.bitwise_or, "__ror__": lambda s, o: ew.bitwise_or(o, s),
+    "__xor__": ew.bitwise_xor, "__rxor__": lambda s, o: ew.bitwise_xor(o, s),
     "__getitem__": indexing.getitem, "__setitem__": indexing.setitem,
     "add": ew.add, "sub": ew.sub, "mul": ew.mul, "div": ew.div, "pow": ew.pow, "matmul": ew.matmul,
     "neg": ew.neg, "exp": ew.exp, "log": ew.log, "sqrt": ew.sqrt, "abs": ew.abs, "sign": ew.sign,
