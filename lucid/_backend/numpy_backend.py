@@ -93,6 +93,12 @@ class NumpyBackend(Backend):
     def erfc(self, a):
         return _erfc(a)
 
+    def _softmax_parts(self, a, axis):
+        # a -inf entry (a masked attention score) makes TwoSum's d - a a NaN that the formula
+        # then discards: NumPy's warning about it would be noise (torch gives none)
+        with np.errstate(invalid="ignore"):
+            return super()._softmax_parts(a, axis)
+
     def getitem(self, a, index):
         if len(index) == 1 and isinstance(index[0], np.ndarray) and index[0].dtype.kind == "i" and a.ndim:
             return np.take(a, index[0], axis=0)  # rows by index (embedding lookups): take is faster

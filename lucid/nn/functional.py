@@ -32,11 +32,15 @@ from ._functional.loss import (  # noqa: F401 - re-exported
     binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, l1_loss, mse_loss, smooth_l1_loss,
 )
 from ._functional.normalization import batch_norm, dropout, layer_norm  # noqa: F401 - re-exported
+# attention (issue 24)
+from ._functional.attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: F401 - re-exported
 
 __all__ = [
     "linear", "embedding", "embedding_bag", "dropout", "layer_norm", "batch_norm", *_activation.__all__,
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "nll_loss", "cross_entropy", "one_hot",
+    # attention (issue 24)
+    "scaled_dot_product_attention", "multi_head_attention_forward",
 ]
 
 # --- layers --------------------------------------------------------------------------------
