@@ -12,7 +12,6 @@ from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .sparse import Embedding, EmbeddingBag
 # attention and the Transformer (issue 24)
 from .attention import MultiheadAttention
-from .linear import NonDynamicallyQuantizableLinear
 from .transformer import (
     Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
 )
@@ -25,6 +24,6 @@ __all__ = [
     "Sigmoid", "Softmax", "LogSoftmax", "Identity", "Flatten", "Unflatten",
     "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss",
     # attention and the Transformer (issue 24)
-    "MultiheadAttention", "NonDynamicallyQuantizableLinear", "Transformer", "TransformerEncoder",
-    "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer",
+    "MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
 ]

@@ -15,7 +15,7 @@ from ..parameter import Parameter
 if TYPE_CHECKING:
     import lucid  # the annotations' lucid.dtype
 
-__all__ = ["Linear", "NonDynamicallyQuantizableLinear"]
+__all__ = ["Linear"]  # torch's: NonDynamicallyQuantizableLinear is not exported
 
 
 class Linear(Module):
