@@ -103,8 +103,7 @@ def train(torch, epochs: int = 30, batches: int = 10, batch: int = 32, d_model: 
           dtype_name: str = "float32",
           device: str = "cpu", initial_state=None, log=None):
     """Train; return the state it started from, the per-step losses and the held-out loss and accuracy."""
-    sources, targets = make_pairs(batches * batch, seed=0)
-    val_sources, val_targets = make_pairs(64, seed=1)
+    val_sources, val_targets = make_pairs(64, seed=0)
     torch.manual_seed(0)
     model = make_model(torch, d_model, nhead, layers, dim_feedforward, dropout).to(
         device=device, dtype=getattr(torch, dtype_name))
@@ -113,10 +112,11 @@ def train(torch, epochs: int = 30, batches: int = 10, batch: int = 32, d_model: 
     initial = {key: value.detach().clone() for key, value in model.state_dict().items()}
     criterion = torch.nn.CrossEntropyLoss(ignore_index=PAD)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
-    src_all = torch.tensor(sources, dtype=torch.long, device=device)
-    tgt_all = torch.tensor(targets, dtype=torch.long, device=device)
     losses = []
     for epoch in range(epochs):
+        sources, targets = make_pairs(batches * batch, seed=1 + epoch)  # fresh strings every epoch
+        src_all = torch.tensor(sources, dtype=torch.long, device=device)
+        tgt_all = torch.tensor(targets, dtype=torch.long, device=device)
         model.train()
         for i in range(0, len(sources), batch):
             src, tgt = src_all[i:i + batch], tgt_all[i:i + batch]

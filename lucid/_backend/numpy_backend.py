@@ -93,6 +93,12 @@ class NumpyBackend(Backend):
     def erfc(self, a):
         return _erfc(a)
 
+    def gelu_parts(self, a):
+        special = _special_functions()
+        if a.dtype == np.float32 and hasattr(special, "gelu_parts32"):  # one compiled pass
+            return special.gelu_parts32(a)
+        return super().gelu_parts(a)
+
     def _softmax_parts(self, a, axis):
         # a -inf entry (a masked attention score) makes TwoSum's d - a a NaN that the formula
         # then discards: NumPy's warning about it would be noise (torch gives none)
