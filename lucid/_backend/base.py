@@ -280,6 +280,11 @@ class Backend:
     def where(self, condition, a, b):
         return self._xp.where(condition, a, b)
 
+    def keep_where(self, condition, a):
+        """``a`` where ``condition`` holds, ``+0`` elsewhere (``a``'s shape; ``condition`` broadcasts
+        to it): the backward of a mask, of relu, of dropout."""
+        return self.where(condition, a, self.zeros_like(a))
+
     def compare(self, op: str, a, b):
         """``op`` is one of equal, not_equal, less, less_equal, greater, greater_equal."""
         _check_name(op, _COMPARE, "comparison")

@@ -17,17 +17,13 @@ from .._tensor import Tensor
 __all__ = ["attention"]
 
 
-def _masked_softmax(b, scores, allowed):
-    """``softmax(scores)`` over the last axis, ``allowed`` (bool, or None) the entries that count;
-    a row with none (or only ``-inf`` scores) gives zeros."""
-    if allowed is not None:
-        scores = b.where(allowed, scores, b.full((), float("-inf"), b.dtype_of(scores)))
+def _safe_softmax(b, scores):
+    """``softmax(scores)`` over the last axis; a row of ``-inf`` only (every key masked) gives zeros."""
     peak = b.max(scores, axis=-1, keepdims=True)
     peak = b.where(b.isfinite(peak), peak, b.zeros_like(peak))
     e = b.exp(b.subtract(scores, peak))
     total = b.sum(e, axis=-1, keepdims=True)
-    empty = b.compare("equal", total, 0)
-    return b.divide(e, b.where(empty, b.ones_like(total), total))
+    return b.divide(e, b.where(b.compare("equal", total, 0), b.ones_like(total), total))
 
 
 def _softmax_gradient(b, probs, g_probs):
@@ -71,12 +67,15 @@ def attention(query: Tensor, key: Tensor, value: Tensor, allowed: Tensor | None 
     scores = b.multiply(b.matmul(q, b.swapaxes(k, -1, -2)), scale)
     if bias is not None:
         scores = b.add(scores, bias._data)
-    probs = b.precisely(lambda b, s: _masked_softmax(b, s, mask), scores)
-    used = probs if kept is None else b.multiply(b.where(kept, probs, b.zeros_like(probs)), keep_scale)
+    if mask is not None:  # -inf where masked, added: over the mask's own (broadcast) shape, not the scores'
+        scores = b.add(scores, b.where(mask, b.zeros(b.shape(mask), query.dtype),
+                                       b.full(b.shape(mask), float("-inf"), query.dtype)))
+    probs = b.precisely(_safe_softmax, scores)
+    used = probs if kept is None else b.multiply(b.keep_where(kept, probs), keep_scale)
 
     def backward(g):
         g_used = b.matmul(g, b.swapaxes(v, -1, -2))
-        g_probs = g_used if kept is None else b.multiply(b.where(kept, g_used, b.zeros_like(g_used)), keep_scale)
+        g_probs = g_used if kept is None else b.multiply(b.keep_where(kept, g_used), keep_scale)
         g_scores = b.precisely(_softmax_gradient, probs, g_probs)
         g_q = b.multiply(b.matmul(g_scores, k), scale)
         g_k = b.multiply(b.matmul(b.swapaxes(g_scores, -1, -2), q), scale)
