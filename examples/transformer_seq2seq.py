@@ -98,7 +98,7 @@ def make_model(torch, d_model: int, nhead: int, layers: int, dim_feedforward: in
     return Seq2SeqTransformer()
 
 
-def train(torch, epochs: int = 30, batches: int = 10, batch: int = 32, d_model: int = 32, nhead: int = 4,
+def train(torch, epochs: int = 60, batches: int = 10, batch: int = 32, d_model: int = 32, nhead: int = 4,
           layers: int = 2, dim_feedforward: int = 64, dropout: float = 0.0, lr: float = 3e-3,
           dtype_name: str = "float32",
           device: str = "cpu", initial_state=None, log=None):
@@ -147,7 +147,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="A torch-style nn.Transformer reversing digit strings, unchanged "
                                                  "on torch and on lucid.")
     parser.add_argument("--backend", choices=["lucid", "torch"], default=os.environ.get("EXAMPLE_BACKEND", "lucid"))
-    parser.add_argument("--epochs", type=int, default=30, help="of 10 batches each (default 30)")
+    parser.add_argument("--epochs", type=int, default=60, help="of 10 batches each (default 60)")
     parser.add_argument("--device", default="cpu", help='"cpu"; "gpu" (MLX) with lucid, "cuda" with torch')
     args = parser.parse_args()
     torch = importlib.import_module(args.backend)  # `import torch`, or `import lucid as torch`
