@@ -70,13 +70,16 @@ def attention(query: Tensor, key: Tensor, value: Tensor, allowed: Tensor | None 
     if mask is not None:  # -inf where masked, added: over the mask's own (broadcast) shape, not the scores'
         scores = b.add(scores, b.where(mask, b.zeros(b.shape(mask), query.dtype),
                                        b.full(b.shape(mask), float("-inf"), query.dtype)))
-    probs = b.precisely(_safe_softmax, scores)
+    dtype = b.dtype_of(scores)
+    work = b.working_dtype(dtype)
+    wide = _safe_softmax(b, scores if work is dtype else b.astype(scores, work))  # kept for the backward
+    probs = wide if work is dtype else b.astype(wide, dtype)
     used = probs if kept is None else b.multiply(b.keep_where(kept, probs), keep_scale)
 
     def backward(g):
         g_used = b.matmul(g, b.swapaxes(v, -1, -2))
         g_probs = g_used if kept is None else b.multiply(b.keep_where(kept, g_used), keep_scale)
-        g_scores = b.precisely(_softmax_gradient, probs, g_probs)
+        g_scores = b.precisely(lambda b, dp, p: _softmax_gradient(b, p, dp), g_probs, wide)
         g_q = b.multiply(b.matmul(g_scores, k), scale)
         g_k = b.multiply(b.matmul(b.swapaxes(g_scores, -1, -2), q), scale)
         g_v = b.matmul(b.swapaxes(used, -1, -2), g)
