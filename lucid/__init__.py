@@ -37,10 +37,12 @@ from ._ops.sorting import argsort, sort, topk
 from ._tensor import Tensor, eval  # noqa: A004 - mx.eval's name: evaluate lazy (MLX) tensors now
 from ._tensor_types import BoolTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor
 from ._sparse import SparseTensor, sparse_coo_tensor
+from ._tensor_str import set_printoptions  # printing (issue 24): torch keeps get_printoptions in _tensor_str too
 
 from . import nn, optim, utils  # noqa: E402 - after the core they build on, as torch.nn and torch.optim
 from . import random  # noqa: E402 - torch.random's names for the generator's seed and state
 from .serialization import load, save  # noqa: E402 - checkpoints hold nn.Parameters
+from . import autograd  # noqa: E402 - issue 24 (autograd): torch.autograd's names, over the core and nn
 
 # torch's other names for the dtypes
 half, float, double, long, int = float16, float32, float64, int64, int32  # noqa: A001
@@ -80,4 +82,6 @@ __all__ = [
     "unbind", "unsqueeze",
     "SparseTensor", "sparse_coo_tensor",
     "save", "load",
+    # printing (issue 24)
+    "set_printoptions",
 ]

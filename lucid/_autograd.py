@@ -15,6 +15,7 @@ Two rules keep gradients right:
 from __future__ import annotations
 
 import functools
+import gc
 import threading
 from collections.abc import Callable
 from typing import Literal, ParamSpec, TypeVar
@@ -25,6 +26,16 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 _mode = threading.local()
+
+# what create_graph=True (a gradient with a graph of its own) meets
+NO_HIGHER_ORDER = ("create_graph=True is not supported: lucid's backward functions compute on arrays, so a "
+                   "gradient has no graph of its own (no second derivatives); compute it with create_graph=False")
+
+# torch 2.13's words for a graph walked again after a backward freed it
+FREED_GRAPH = ("Trying to backward through the graph a second time (or directly access saved tensors after they "
+               "have already been freed). Saved intermediate values of the graph are freed when you call "
+               ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+               "graph a second time or if you need to access saved tensors after calling backward.")
 
 
 def is_grad_enabled() -> bool:
@@ -214,6 +225,41 @@ class Node:
         return f"<{self.name}>"
 
 
+def renamed(out, name):
+    """``out`` with its node named ``name``, torch's name for the op that made it.
+
+    For an op composed of others (``stack`` of ``cat``, ``unsqueeze`` of ``reshape``), whose
+    last step recorded the node: the printed ``grad_fn`` is torch's, not the step's. ``out``
+    must be new, made by that step (never an input returned as it is, whose node it would rename).
+    """
+    if out._node is not None:
+        out._node.name = name
+    return out
+
+
+def named_node(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """A decorator: the composite op it wraps returns its (new) result :func:`renamed` ``name``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid._autograd import named_node
+    >>> @named_node("HardtanhBackward0")
+    ... def clip(x):
+    ...     return x.clamp(-1, 1)
+    >>> clip(lucid.tensor([2.0], requires_grad=True))
+    tensor([1.], grad_fn=<HardtanhBackward0>)
+    """
+    def decorate(op: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(op)
+        def run(*args: P.args, **kwargs: P.kwargs) -> R:
+            return renamed(op(*args, **kwargs), name)
+
+        return run
+
+    return decorate
+
+
 def record(out, name, inputs, backward, saved=()):
     """Attach a node to ``out`` if gradients are enabled and any input requires grad.
 
@@ -228,6 +274,75 @@ def record(out, name, inputs, backward, saved=()):
                 out._node = Node(name, backward, tuple(inputs), saved)
                 break
     return out
+
+
+def connect(node, name: str, inputs, outputs, saved, backward) -> None:
+    """Record ``node`` (an instance of a Node subclass, not initialised yet) as the grad_fn of
+    the tensors of ``outputs`` (None for an output left out of the graph): the graph's side
+    of ``lucid.autograd.Function``.
+
+    ``backward(grads)`` is written on Tensors: it takes one gradient Tensor per output (None
+    where none arrived) and returns one Tensor or None per input, already checked. Several
+    outputs share the node through a 0-d anchor tensor: each output's own node hands its
+    gradient over and gives the anchor a zero, so the shared node runs once, after every
+    output's gradient has arrived (the walk reaches the anchor after all its consumers).
+    """
+    places = [i for i, out in enumerate(outputs) if out is not None]
+    first = outputs[places[0]]
+    make, backend, dtype = first._make, first._backend, first.dtype  # no output itself: no cycle
+    arrived: list = [None] * len(outputs)
+
+    def run(grad):
+        if len(places) == 1:
+            arrived[places[0]] = grad
+        grads = tuple(None if g is None else make(g, backend) for g in arrived)
+        arrived[:] = [None] * len(arrived)
+        # copies: a returned Tensor may be any live tensor (a saved input, the incoming gradient)
+        return tuple(None if g is None else g._backend.copy(g._data) for g in backward(grads))
+
+    Node.__init__(node, name, run, tuple(inputs), saved)
+    if len(places) == 1:
+        first._requires_grad, first._node = True, node
+        return
+    anchor = make(backend.zeros((), dtype), backend)
+    anchor._requires_grad, anchor._node = True, node
+    for place in places:
+        def hand_over(grad, place=place):
+            arrived[place] = grad
+            return (backend.zeros((), dtype),)
+
+        outputs[place]._requires_grad, outputs[place]._node = True, Node(name, hand_over, (anchor,), ())
+
+
+def count_write(tensor) -> None:
+    """Count one more in-place write to ``tensor``'s storage, as torch does for a tensor a
+    custom Function marks dirty (on top of the writes its forward made)."""
+    tensor._versions[0] += 1
+
+
+def rebase(tensor):
+    """Move ``tensor``'s history onto a stand-in and return it, before an in-place op records
+    a new node on ``tensor`` itself (``mark_dirty`` of ``lucid.autograd.Function``).
+
+    The nodes that used ``tensor`` until now are given the stand-in instead, so that their
+    gradients still reach the history they were recorded on. lucid's graph links tensors,
+    not nodes, so they are found among the objects that refer to ``tensor``: a scan of the
+    heap, paid only by this rare call.
+    """
+    if tensor._node is not None and (tensor._base is not None or not tensor._backend.is_exclusive(tensor._data)):
+        raise NotImplementedError(
+            "mark_dirty of a view of another tensor of the graph is not supported: lucid does not "
+            "rebase the history of a view's base; clone() the input first, or modify the base"
+        )
+    stand_in = tensor._make(tensor._data, tensor._backend)
+    stand_in._versions = tensor._versions
+    stand_in._requires_grad, stand_in._node = tensor._requires_grad, tensor._node
+    held_in = [ref for ref in gc.get_referrers(tensor) if type(ref) is tuple]
+    for node in gc.get_referrers(*held_in) if held_in else ():
+        if isinstance(node, Node) and any(getattr(node, "inputs", None) is inputs for inputs in held_in):
+            node.inputs = tuple(stand_in if t is tensor else t for t in node.inputs)
+    tensor._node = None
+    return stand_in
 
 
 def _unbroadcast(backend, grad, shape, dtype):
@@ -246,9 +361,9 @@ def _unbroadcast(backend, grad, shape, dtype):
     return grad
 
 
-def _topological_order(root):
-    """Tensors reachable from ``root`` through recorded nodes, each after all its consumers."""
-    order, visited, stack = [], set(), [(root, False)]
+def _topological_order(roots):
+    """Tensors reachable from ``roots`` through recorded nodes, each after all its consumers."""
+    order, visited, stack = [], set(), [(root, False) for root in roots]
     push, pop, seen, see, finish = stack.append, stack.pop, visited.__contains__, visited.add, order.append
     while stack:
         tensor, expanded = pop()
@@ -288,17 +403,64 @@ def queue_callback(callback) -> None:
 def run_backward(root, grad, retain_graph: bool) -> None:
     """Accumulate d(root)/d(leaf) · ``grad`` into the ``.grad`` of every leaf below ``root``,
     then run the callbacks queued during the walk."""
+    _run((root,), (grad,), retain_graph, None)
+
+
+def run_backward_many(roots, grads, retain_graph: bool, inputs=None) -> None:
+    """:func:`run_backward` from several tensors at once (their gradients add up), as
+    ``torch.autograd.backward``; with ``inputs``, only those tensors' ``.grad`` (leaves or not)
+    receive their gradient."""
+    if inputs is None:
+        _run(roots, grads, retain_graph, None)
+        return
+    for tensor, grad in zip(inputs, _run(roots, grads, retain_graph, inputs)):
+        if grad is not None and not (tensor._node is not None and tensor._retains_grad):  # those have theirs
+            _accumulate(tensor, grad, shared=False)  # a captured gradient is its own array
+
+
+def gradients(roots, grads, inputs, retain_graph: bool) -> list:
+    """d(roots)/d(input) · ``grads`` for each of ``inputs`` (an array, a sparse gradient or
+    None where no path leads), as ``torch.autograd.grad``: no leaf's ``.grad`` changes (a
+    non-leaf that retains its gradient gets it, as in torch), and only the nodes on a path
+    from a root to an input run."""
+    return [None if grad is None else (grad if _is_sparse(grad) else tensor._like(grad))
+            for tensor, grad in zip(inputs, _run(roots, grads, retain_graph, inputs))]
+
+
+def output_gradient(output, gradient, index: int):
+    """The array that starts the walk at ``output``, from ``gradient`` (a Tensor of the
+    output's device, or None for a single-element output), with torch's checks."""
+    if gradient is None:
+        if output.numel() != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        return output._backend.ones(output.shape, output.dtype)
+    if gradient.shape != output.shape:
+        raise RuntimeError(
+            f"Mismatch in shape: grad_output[{index}] has a shape of {gradient.shape} and "
+            f"output[{index}] has a shape of {output.shape}."
+        )
+    if gradient.device != output.device:
+        raise RuntimeError(f"gradient is on {gradient.device} but the tensor is on {output.device}")
+    grad = gradient._data
+    if gradient.dtype is not output.dtype:
+        grad = output._backend.astype(grad, output.dtype)
+    return grad
+
+
+def _run(roots, grads, retain_graph: bool, inputs):
+    """The walk, then the callbacks queued during it; its captured gradients (see _walk)."""
     outer = getattr(_mode, "callbacks", None) is None
     if outer:
         _mode.callbacks = []
     try:
-        _walk(root, grad, retain_graph)
+        captured = _walk(roots, grads, retain_graph, inputs)
         if outer:
             while _mode.callbacks:
                 _mode.callbacks.pop(0)()
     finally:
         if outer:
             _mode.callbacks = None
+    return captured
 
 
 # the types of gradient seen to be dense (native arrays): one set lookup instead of a
@@ -315,19 +477,39 @@ def _is_sparse(grad) -> bool:
     return False
 
 
-def _walk(root, grad, retain_graph: bool) -> None:
-    pending = {id(root): grad}
+def _walk(roots, grads, retain_graph: bool, inputs):
+    """Send ``grads`` back from ``roots``. Without ``inputs``, into the leaves' ``.grad``;
+    with them, the gradient reaching each input is returned (one per input, None where none
+    does) and only nodes with an input below them run."""
+    pending: dict = {}
     # how many holders each array has been given to: a leaf may keep an array without a copy
     # only if nothing else (the caller, another tensor, another leaf) holds it too
-    holders = {id(grad): 2}  # the caller's and this pending entry
+    holders: dict = {}
+    for root, grad in zip(roots, grads):
+        earlier = pending.get(id(root))
+        if earlier is not None:  # the same tensor twice: its gradients add up
+            grad = root._backend.add(earlier, grad)
+        pending[id(root)] = grad
+        holders[id(grad)] = holders.get(id(grad), 1) + 1  # the caller's and this pending entry
+    order = _topological_order(roots)
+    wanted = captured = None
+    if inputs is not None:
+        wanted = {id(tensor): tensor for tensor in inputs}
+        order = _leading_to(order, wanted)
+        captured = {}
     dense = _dense_types
-    for tensor in _topological_order(root):
+    for tensor in order:
         grad = pending.pop(id(tensor), None)
         if grad is None:
             continue
         held = holders[id(grad)] = holders[id(grad)] - 1
         node = tensor._node
-        if node is None or tensor._retains_grad:
+        if wanted is not None:
+            if id(tensor) in wanted:
+                captured[id(tensor)] = _owned(tensor._backend, grad, held > 0 or node is not None)
+            if node is not None and tensor._retains_grad:
+                _accumulate(tensor, grad, shared=True)
+        elif node is None or tensor._retains_grad:
             _accumulate(tensor, grad, shared=held > 0 or node is not None)
         if node is None:
             continue
@@ -336,11 +518,7 @@ def _walk(root, grad, retain_graph: bool) -> None:
             # functions take dense arrays, so it goes on dense (torch keeps it sparse further)
             grad = grad.to_dense()._data
         if node.backward is None:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved "
-                "tensors after they have already been freed). Specify retain_graph=True if you "
-                "need to backward through the graph a second time."
-            )
+            raise RuntimeError(FREED_GRAPH)
         for versions, version, dtype, shape in node.saved:
             if versions[0] != version:
                 raise RuntimeError(
@@ -369,6 +547,24 @@ def _walk(root, grad, retain_graph: bool) -> None:
                     parent_grad = backend.add(earlier, parent_grad)  # a new array: no aliasing
             pending[key] = parent_grad
             holders[id(parent_grad)] = holders.get(id(parent_grad), 0) + 1
+    return None if captured is None else [captured.get(id(tensor)) for tensor in inputs]
+
+
+def _leading_to(order, wanted: dict) -> list:
+    """The tensors of ``order`` that are in ``wanted`` or have one below them (in order)."""
+    leads: set = set()
+    for tensor in reversed(order):  # inputs before the tensors made from them
+        node = tensor._node
+        if id(tensor) in wanted or (node is not None and any(id(p) in leads for p in node.inputs)):
+            leads.add(id(tensor))
+    return [tensor for tensor in order if id(tensor) in leads]
+
+
+def _owned(backend, grad, shared: bool):
+    """``grad`` to hand out: a copy where the walk or its caller holds the array too."""
+    if _is_sparse(grad):
+        return grad
+    return backend.copy(grad) if shared or not backend.is_exclusive(grad) else grad
 
 
 def _add_sparse(backend, a, b):
@@ -402,9 +598,7 @@ def _accumulate(tensor, grad, shared: bool) -> None:
         return
     held = tensor.grad
     if held is None:
-        if shared or not backend.is_exclusive(grad):
-            grad = backend.copy(grad)
-        tensor._grad = tensor._like(grad)
+        tensor._grad = tensor._like(_owned(backend, grad, shared))
     elif held.is_sparse:
         # a dense gradient onto a sparse one: the sum is dense, a new array
         tensor._grad = tensor._like(_add_sparse(backend, grad, held))

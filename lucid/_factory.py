@@ -172,7 +172,7 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: _dtyp
     >>> lucid.arange(4)
     tensor([0, 1, 2, 3])
     >>> lucid.arange(0, 1, 0.25)
-    tensor([0.  , 0.25, 0.5 , 0.75])
+    tensor([0.0000, 0.2500, 0.5000, 0.7500])
     """
     if end is None:
         start, end = 0, start
@@ -436,7 +436,7 @@ def linspace(start: float, end: float, steps: int, *, dtype: _dtype.dtype | None
     --------
     >>> import lucid
     >>> lucid.linspace(0, 1, 5)
-    tensor([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
     """
     if not isinstance(steps, numbers.Integral):
         raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")

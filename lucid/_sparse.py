@@ -16,7 +16,7 @@ import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, overload
 
-from . import _backend, _device, _dtype
+from . import _backend, _device, _dtype, _tensor_str
 from ._tensor import Tensor, _check_dtype, _parse_to_args, register_gradient_type
 
 if TYPE_CHECKING:
@@ -466,7 +466,7 @@ class SparseTensor:
         >>> import lucid
         >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
         >>> g.div_(2).values()
-        tensor([0.5, 1. , 1.5])
+        tensor([0.5000, 1.0000, 1.5000])
         """
         b = self._backend
         self._vals = b.astype(b.divide(self._vals, self._scalar(other)), self.dtype)
@@ -515,7 +515,7 @@ class SparseTensor:
         >>> import lucid
         >>> g = lucid.sparse_coo_tensor([[2, 0, 2]], [1.0, 2.0, 3.0], (4,))
         >>> g.clamp_(max=2.5).values()
-        tensor([1. , 2. , 2.5])
+        tensor([1.0000, 2.0000, 2.5000])
         """
         b = self._backend
         low = -math.inf if min is None else min
@@ -640,8 +640,7 @@ class SparseTensor:
         return f"sparse tensor of shape {list(self._shape)} and dtype {self.dtype} on {self.device}"
 
     def __repr__(self) -> str:
-        return (f"sparse_coo_tensor(indices={self.indices()!r},\n       values={self.values()!r},\n"
-                f"       size={self._shape}, nnz={self._nnz()})")
+        return _tensor_str.tensor_repr(self)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "SparseTensor":
         return self.clone()

@@ -9,7 +9,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, overload
 
-from . import _autograd, _backend, _device, _dtype
+from . import _autograd, _backend, _device, _dtype, _tensor_str
 from ._autograd import record
 from ._backend import host
 from ._backend import random as _random
@@ -444,15 +444,19 @@ class Tensor:
         """
         return self._retains_grad
 
-    def backward(self, gradient: Tensor | None = None, retain_graph: bool = False) -> None:
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
+                 create_graph: bool = False) -> None:
         """Accumulate the gradient of this tensor into the ``.grad`` of the leaves below it.
 
         Parameters
         ----------
         gradient : Tensor, optional
             d(loss)/d(self); may be omitted only for a single-element tensor (then 1).
-        retain_graph : bool, default False
-            Keep the graph so that ``backward`` can run through it again.
+        retain_graph : bool, optional
+            Keep the graph so that ``backward`` can run through it again; by default False.
+        create_graph : bool, default False
+            torch's; True raises NotImplementedError (lucid computes first derivatives only,
+            see :func:`lucid.autograd.grad`).
 
         Examples
         --------
@@ -462,26 +466,13 @@ class Tensor:
         >>> x.grad
         tensor([ 3., 30.])
         """
+        if create_graph:
+            raise NotImplementedError(_autograd.NO_HIGHER_ORDER)
         if not self._requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
-        if gradient is None:
-            if self.numel() != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            grad = self._backend.ones(self.shape, self.dtype)
-        else:
-            if not isinstance(gradient, Tensor):
-                gradient = Tensor(gradient, dtype=self.dtype, device=self.device)
-            if gradient.shape != self.shape:
-                raise RuntimeError(
-                    f"Mismatch in shape: grad_output[0] has a shape of {gradient.shape} and "
-                    f"output[0] has a shape of {self.shape}."
-                )
-            if gradient.device != self.device:
-                raise RuntimeError(f"gradient is on {gradient.device} but the tensor is on {self.device}")
-            grad = gradient._data
-            if gradient.dtype is not self.dtype:
-                grad = self._backend.astype(grad, self.dtype)
-        _autograd.run_backward(self, grad, retain_graph)
+        if gradient is not None and not isinstance(gradient, Tensor):
+            gradient = Tensor(gradient, dtype=self.dtype, device=self.device)
+        _autograd.run_backward(self, _autograd.output_gradient(self, gradient, 0), bool(retain_graph))
 
     def detach(self) -> "Tensor":
         """A tensor with the same values, outside the graph (shares storage, as in torch).
@@ -644,25 +635,30 @@ class Tensor:
         return _dtype.describe(self.dtype, self.shape)
 
     def __repr__(self) -> str:
-        if self.ndim == 0 and self.dtype.is_floating_point:  # torch's digits: tensor(2.5000), tensor(3.)
-            values = host.format_scalar(self.item())
-        else:
-            values = host.format_array(self._backend.to_numpy(self._data), prefix="tensor(")
-        extras = []
-        empty = self.numel() == 0
-        if empty and self.shape != (0,):
-            extras.append(f"size={self.shape}")  # as torch: "[]" alone would hide the shape
-        if self.device != "cpu":
-            extras.append(f"device='{self.device}'")
-        # the dtype shows unless the values imply it (an empty tensor implies float32 only)
-        implied = (_dtype.float32,) if empty else (_dtype.float32, _dtype.int64, _dtype.bool_)
-        if self.dtype not in implied:
-            extras.append(f"dtype={self.dtype!r}")
-        if self._node is not None:
-            extras.append(f"grad_fn=<{self._node.name}>")
-        elif self._requires_grad:
-            extras.append("requires_grad=True")
-        return "tensor(" + ", ".join([values] + extras) + ")"
+        """The tensor as torch prints it (see :func:`lucid.set_printoptions`).
+
+        Notes
+        -----
+        Character for character torch's text, except the names lucid gives: a dtype prints as
+        ``dtype=lucid.float64``, and a tensor on the gpu as ``device='gpu'`` (its device's
+        ``str``, where torch prints ``device='cuda:0'``); as in torch, the default device, the
+        cpu, is not printed. Lucid has no strides, so a ``reshape`` of a transposed tensor
+        shows ``ViewBackward0`` where torch, which copies first, shows ``UnsafeViewBackward0``.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> lucid.tensor([0.5, -1.5, 2.0])
+        tensor([ 0.5000, -1.5000,  2.0000])
+        >>> lucid.tensor([1.0, 2.0], requires_grad=True) * 2
+        tensor([2., 4.], grad_fn=<MulBackward0>)
+        """
+        # torch prints a subclass (but not Parameter, whose repr adds its own line) by its name
+        return _tensor_str.tensor_repr(self, "tensor(" if self._prints_as_tensor() else f"{type(self).__name__}(")
+
+    @classmethod
+    def _prints_as_tensor(cls) -> bool:
+        return cls is Tensor
 
     # --- conversions (each returns a new tensor, as in torch) ----------------------------
     def to(self, *args: str | _dtype.dtype | Tensor, **kwargs: Any) -> "Tensor":
@@ -699,7 +695,7 @@ class Tensor:
         >>> x = lucid.tensor([1.5, 2.0])
         >>> h = x.half()
         >>> h, x.dtype, h is x
-        (tensor([1.5, 2. ], dtype=lucid.float16), lucid.float32, False)
+        (tensor([1.5000, 2.0000], dtype=lucid.float16), lucid.float32, False)
         """
         return self.to(_dtype.float16)
 
@@ -912,7 +908,7 @@ class Tensor:
         --------
         >>> import lucid
         >>> lucid.tensor([1.0, 2.0]).sub_(0.5)
-        tensor([0.5, 1.5])
+        tensor([0.5000, 1.5000])
         """
         return self.add_(other, alpha=-alpha)
 
@@ -947,7 +943,7 @@ class Tensor:
         --------
         >>> import lucid
         >>> lucid.tensor([1.0, 3.0]).div_(2)
-        tensor([0.5, 1.5])
+        tensor([0.5000, 1.5000])
         """
         self._check_inplace(other)
         return self._inplace("divide", self._operand(other, floating=True))
@@ -1030,7 +1026,7 @@ class Tensor:
         --------
         >>> import lucid
         >>> lucid.tensor([-2.0, 0.5, 3.0]).clamp_(min=0.0, max=1.0)
-        tensor([0. , 0.5, 1. ])
+        tensor([0.0000, 0.5000, 1.0000])
         """
         self._check_inplace(min, max)
         if min is not None:
@@ -1053,7 +1049,7 @@ class Tensor:
         --------
         >>> import lucid
         >>> lucid.tensor([0.0, 10.0]).lerp_(lucid.tensor([10.0, 20.0]), 0.25)
-        tensor([ 2.5, 12.5])
+        tensor([ 2.5000, 12.5000])
         """
         self._check_inplace(end, weight)
         b = self._backend
@@ -1084,7 +1080,7 @@ class Tensor:
         --------
         >>> import lucid
         >>> lucid.tensor([1.0, 1.0]).addcmul_(lucid.tensor([2.0, 3.0]), lucid.tensor([4.0, 5.0]), value=0.5)
-        tensor([5. , 8.5])
+        tensor([5.0000, 8.5000])
         """
         self._check_inplace(tensor1, tensor2)
         product = self._backend.multiply(self._operand(tensor1), self._operand(tensor2))
@@ -1262,7 +1258,7 @@ class Tensor:
         (tensor([1., 2.]), tensor([2., 3.]))
         """
         out = self._like(self._backend.copy(self._data))
-        return record(out, "CloneBackward", (self,), lambda g: (g,))
+        return record(out, "CloneBackward0", (self,), lambda g: (g,))
 
     if TYPE_CHECKING:  # the ops lucid._ops.methods attaches to the class (its METHODS), for type checkers
         __add__ = __radd__ = _ew.add
@@ -1542,5 +1538,5 @@ def _convert(tensor, device, dtype):
 
     if source_device != device:
         # the engine walks one backend; crossing devices, the gradient goes back through here
-        return record(out, "ToCopyBackward", (tensor,), backward)
-    return record(out, "ToCopyBackward", (tensor,), lambda g: (tensor._backend.astype(g, source_dtype),))
+        return record(out, "ToCopyBackward0", (tensor,), backward)
+    return record(out, "ToCopyBackward0", (tensor,), lambda g: (tensor._backend.astype(g, source_dtype),))

@@ -33,6 +33,8 @@ import json
 import math
 import os
 import secrets
+import warnings
+from collections.abc import Callable
 from typing import Any, BinaryIO, NoReturn
 
 from . import _backend
@@ -245,12 +247,35 @@ def save(obj: object, f: str | os.PathLike[str] | BinaryIO) -> None:
 
 # --- loading -----------------------------------------------------------------------------
 def _target_device(map_location):
-    if map_location is None:
-        return None
+    """The one device ``map_location`` names, None (each tensor's own), or the callable itself."""
+    if map_location is None or (callable(map_location) and not isinstance(map_location, (str, type))):
+        return map_location
     try:
         return _backend.canonical_device(map_location)
     except ValueError:
-        raise ValueError(f"map_location must be None, 'cpu' or 'gpu', got {map_location!r}") from None
+        raise ValueError(f"map_location must be None, 'cpu' or 'gpu', got {map_location!r} (or a lucid.device, "
+                         "or a callable of a tensor and its saved device)") from None
+
+
+def _check_load_options(f, pickle_module, weights_only, mmap, pickle_load_args: dict) -> None:
+    """torch's keywords of ``torch.load``, where lucid can honour them (it never unpickles)."""
+    if weights_only not in (None, True, False):
+        raise TypeError(f"weights_only must be a bool or None, got {weights_only!r}")
+    if pickle_module is not None:
+        if weights_only is False:
+            raise ValueError("lucid.load never unpickles (a checkpoint is a safetensors file), so pickle_module "
+                             "cannot be used; leave it None")
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
+    if mmap:
+        if not isinstance(f, (str, os.PathLike)):
+            raise ValueError("f must be a file path in order to use the mmap argument")
+        raise ValueError("mmap=True is not supported: lucid.load reads the whole file, it does not map it "
+                         "into memory")
+    if pickle_load_args:
+        if weights_only is False:
+            raise ValueError(f"lucid.load never unpickles, so pickle_load_args ({', '.join(pickle_load_args)}) "
+                             "cannot be honoured")
+        warnings.warn("pickle_load_args only works if `weights_only=False`.", UserWarning, stacklevel=3)
 
 
 def _read(f):
@@ -343,13 +368,7 @@ class _Decoder:
             self.fail(path, f"unknown device {node['device']!r}")
         if type(node["requires_grad"]) is not bool or type(node["parameter"]) is not bool:
             self.fail(path, "requires_grad and parameter must be bools")
-        device = self.device or node["device"]
-        if not _backend.is_available(device):
-            raise RuntimeError(
-                f"{self.source}: {_at(path)} was saved on {device!r}, which is not available here (MLX is not "
-                "installed); load with map_location='cpu'"
-            )
-        tensor = Tensor(array, dtype=_dtype.from_name(dtype), device=device)
+        tensor = self._placed(array, _dtype.from_name(dtype), node["device"], path)
         if node["parameter"]:
             if not tensor.dtype.is_floating_point and node["requires_grad"]:
                 self.fail(path, "an integer or bool Parameter cannot require grad")
@@ -359,6 +378,26 @@ class _Decoder:
                 self.fail(path, "an integer or bool tensor cannot require grad")
             tensor.requires_grad_(True)
         return tensor
+
+    def _placed(self, array, dtype, saved: str, path: str) -> Tensor:
+        """The tensor of ``array`` where ``map_location`` puts it (by default, where it was saved)."""
+        if callable(self.device):
+            # torch's map_location(storage, location): here the tensor (on cpu) and its saved device;
+            # what it returns is used, None meaning the default
+            chosen = self.device(Tensor(array, dtype=dtype, device="cpu"), saved)
+            if chosen is not None:
+                if not isinstance(chosen, Tensor) or chosen.dtype is not dtype or chosen.shape != tuple(array.shape):
+                    raise ValueError(f"{self.source}: map_location returned {type(chosen).__name__} for "
+                                     f"{_at(path)}, not a Tensor of its dtype {dtype.name} and shape "
+                                     f"{list(array.shape)} (or None)")
+                return chosen
+        device = self.device if isinstance(self.device, str) else saved
+        if not _backend.is_available(device):
+            raise RuntimeError(
+                f"{self.source}: {_at(path)} was saved on {device!r}, which is not available here (MLX is not "
+                "installed); load with map_location='cpu'"
+            )
+        return Tensor(array, dtype=dtype, device=device)
 
     def _host(self, tag: str, name, path: str):
         _, _, array = self._array(name, path)
@@ -374,15 +413,29 @@ def _hashable_key(key) -> bool:
     return kind in (*_SCALARS, int, float) or (kind is tuple and all(_hashable_key(k) for k in key))
 
 
-def load(f: str | os.PathLike[str] | BinaryIO, map_location: str | None = None) -> Any:
+def load(f: str | os.PathLike[str] | BinaryIO,
+         map_location: str | Callable[[Tensor, str], Tensor | None] | None = None, pickle_module: Any = None, *,
+         weights_only: bool | None = None, mmap: bool | None = None, **pickle_load_args: Any) -> Any:
     """Load an object saved by :func:`save`, or the tensors of any safetensors file.
 
     Parameters
     ----------
     f : str, os.PathLike or binary file object
-    map_location : {None, "cpu", "gpu"}, optional
+    map_location : {None, "cpu", "gpu"}, lucid.device or callable, optional
         Where to put every tensor. By default each goes back to the device it was saved
-        from; ``"cpu"`` loads a ``"gpu"`` checkpoint where MLX is not installed.
+        from; ``"cpu"`` loads a ``"gpu"`` checkpoint where MLX is not installed. A callable
+        is called as torch's ``map_location(storage, location)`` is, with each tensor (on
+        ``"cpu"``) and the device it was saved from, and returns the tensor to use, or None
+        for the default (``lambda storage, loc: storage`` loads everything on ``"cpu"``).
+    pickle_module : None
+        torch's; must be None (see Notes).
+    weights_only : bool, optional
+        torch's keyword, accepted: lucid always loads only tensors and plain data (see Notes).
+    mmap : bool, optional
+        torch's; True is refused (lucid reads the whole file).
+    **pickle_load_args
+        torch's arguments for ``pickle.load``: with ``weights_only=False`` refused, otherwise
+        ignored with torch's warning.
 
     Returns
     -------
@@ -411,7 +464,11 @@ def load(f: str | os.PathLike[str] | BinaryIO, map_location: str | None = None) 
     -----
     lucid never unpickles and never imports or calls anything named in a file, so loading
     an untrusted checkpoint is safe (torch's ``torch.load`` unpickles; ``weights_only``
-    narrows what it accepts).
+    narrows what it accepts). ``weights_only=True`` is therefore lucid's only mode, whatever
+    is passed: ``weights_only=False`` loads the same file the same way, since a lucid
+    checkpoint holds nothing to unpickle, and a file that would need unpickling (a torch
+    pickle) is refused as with True. A ``map_location`` dict (torch's ``{"cuda:0": "cpu"}``)
+    is refused: lucid has one device of each type, so name the target device instead.
 
     Examples
     --------
@@ -422,13 +479,14 @@ def load(f: str | os.PathLike[str] | BinaryIO, map_location: str | None = None) 
     >>> buffer = io.BytesIO()
     >>> lucid.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, buffer)
     >>> _ = buffer.seek(0)
-    >>> checkpoint = lucid.load(buffer, map_location="cpu")
+    >>> checkpoint = lucid.load(buffer, map_location="cpu", weights_only=True)
     >>> model.load_state_dict(checkpoint["model"])
     <All keys matched successfully>
     >>> optimizer.load_state_dict(checkpoint["optimizer"])
     >>> list(checkpoint["model"])
     ['weight', 'bias']
     """
+    _check_load_options(f, pickle_module, weights_only, mmap, pickle_load_args)
     device = _target_device(map_location)
     data, source = _read(f)
     metadata, arrays = _file.decode(data, source)

@@ -15,6 +15,7 @@ finite-difference step.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -285,7 +286,29 @@ def _cases():
         c("unbind", lambda m, a: a.unbind(1)[2] * a.unbind()[0][1], x34),
         c("F_softmax", lambda m, a: m.nn.functional.softmax(a, dim=0), x34),
         c("F_softmax_dtype", lambda m, a: m.nn.functional.softmax(a, -1, dtype=a.dtype), x234),
+        # issue 24 (autograd): a custom autograd.Function (two outputs, a number argument), one code for both
+        c("autograd_Function", lambda m, a, b: (lambda s, p: s * p)(*_tanh_sum_and_product(m).apply(a, b, 0.5)),
+          ((3, 4), (4,))),
     ]
+
+
+@functools.cache
+def _tanh_sum_and_product(m):
+    """``(tanh(a) * k + b, a * b)`` as a custom autograd.Function of framework ``m`` (issue 24)."""
+    class TanhSumAndProduct(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b, k):
+            ctx.save_for_backward(a, b)
+            ctx.k = k
+            return a.tanh() * k + b, a * b
+
+        @staticmethod
+        def backward(ctx, grad_sum, grad_product):
+            a, b = ctx.saved_tensors
+            t = a.tanh()
+            return grad_sum * ctx.k * (1 - t * t) + grad_product * b, grad_sum + grad_product * a, None
+
+    return TanhSumAndProduct
 
 
 CASES = list(_cases())

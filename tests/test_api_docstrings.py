@@ -108,7 +108,8 @@ def _public_api():
     from lucid.optim import lr_scheduler, schedules, swa_utils
     from lucid.utils import data
 
-    modules = {"lucid.nn": nn, "lucid.nn.functional": functional, "lucid.nn.utils": utils,
+    modules = {"lucid.autograd": lucid.autograd,  # issue 24 (autograd)
+               "lucid.nn": nn, "lucid.nn.functional": functional, "lucid.nn.utils": utils,
                "lucid.nn.init": init, "lucid.utils.data": data,
                "lucid.optim": lucid.optim, "lucid.optim.lr_scheduler": lr_scheduler,
                "lucid.optim.schedules": schedules, "lucid.optim.swa_utils": swa_utils}

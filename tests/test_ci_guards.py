@@ -17,20 +17,22 @@ MODULE_SKIP = "import pytest\npytest.importorskip('no_such_module_here')\n\ndef 
 TEST_SKIP = "import pytest\n\ndef test_skips():\n    pytest.skip('for no reason')\n\ndef test_passes():\n    pass\n"
 
 
-def _run(tmp_path, source, ci):
+def _run(tmp_path, source, ci, workers=()):
     shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "conftest.py")
     (tmp_path / "test_case.py").write_text(source)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CI": "true" if ci else "false"}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *workers, str(tmp_path)],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     return done.returncode, done.stdout + done.stderr
 
 
+# tools/test.sh runs the whole suite on two pytest-xdist workers: the rule must hold there too
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["one_process", "two_workers"])
 @pytest.mark.parametrize("source", [MODULE_SKIP, TEST_SKIP], ids=["module_skip", "test_skip"])
-def test_a_skip_fails_under_ci_and_is_a_skip_elsewhere(tmp_path, source):
-    code, out = _run(tmp_path, source, ci=True)
+def test_a_skip_fails_under_ci_and_is_a_skip_elsewhere(tmp_path, source, workers):
+    code, out = _run(tmp_path, source, ci=True, workers=workers)
     assert code in (1, 2) and "skipped under CI=true" in out, out  # 2: a collection error
-    code, out = _run(tmp_path, source, ci=False)
+    code, out = _run(tmp_path, source, ci=False, workers=workers)
     assert code in (0, 5) and "skipped" in out, out  # 5: nothing left to run
 
 

@@ -8,6 +8,9 @@
 # Environment:
 #   LUCID_VENV   the virtual environment to create or reuse (default: .venv-test)
 #   PYTHON       the interpreter that creates it (default: python3)
+#   LUCID_TEST_WORKERS
+#                the pytest-xdist workers of a whole-suite run (default: one per core, at
+#                most 4; 0 runs it in one process)
 #   CI=true      also require the MLX ("gpu") backend, torch, Sphinx and mypy to be importable,
 #                so that a missing one fails the run instead of skipping tests.
 #
@@ -81,7 +84,9 @@ if [ "$whole" -eq 1 ]; then
     TMPDIR="$docs_dir/tmp" LUCID_KERNEL_CACHE="$docs_dir/kernels" \
         "$py" -m pytest tests/test_docs.py "$@" >"$docs_dir/log" 2>&1 &
     docs_pid=$!
-    set -- --ignore=tests/test_docs.py "$@"
+    workers="${LUCID_TEST_WORKERS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}"
+    [ "$workers" -le 4 ] || workers=4
+    set -- -n "$workers" --ignore=tests/test_docs.py "$@"
 fi
 
 echo "== python -m pytest $*"

@@ -1,9 +1,8 @@
 """Host-side data: what lucid needs NumPy for outside any device's arrays.
 
 Python data (numbers, nested lists) is read on the host before it becomes a device array,
-a tensor's values are formatted on the host for its repr, and a few optimizers (L-BFGS,
-a "tensor lr") compute with scalars that must round as a lucid dtype does, as torch's 0-d
-tensors do. These helpers are the only place outside the backends that knows that the
+and a few optimizers (L-BFGS, a "tensor lr") compute with scalars that must round as a lucid
+dtype does, as torch's 0-d tensors do. These helpers are the only place outside the backends that knows that the
 host is NumPy.
 """
 
@@ -44,11 +43,6 @@ def index_array(part):
     return host.astype(np.int64), _dtype.int64
 
 
-def format_array(array, prefix: str) -> str:
-    """The values of the host array ``array`` as torch prints them after ``prefix``."""
-    return np.array2string(array, separator=", ", prefix=prefix)
-
-
 def is_array(value) -> bool:
     """Whether ``value`` is a host array (of any number of dimensions)."""
     return isinstance(value, np.ndarray)
@@ -82,15 +76,3 @@ def is_host_scalar(value) -> bool:
 def as_array(values):
     """Host scalars (or arrays) as one host array, keeping their dtype."""
     return np.asarray(values)
-
-
-def format_scalar(value: float) -> str:
-    """A 0-d floating tensor's value as torch prints it: ``3.``, ``2.5000``, ``1.0000e-08``, ``nan``."""
-    value = float(value)
-    if not np.isfinite(value):
-        return str(value)
-    if value == np.ceil(value) and abs(value) < 1e16:
-        text = f"{value:.0f}."
-        return text if abs(value) < 1e8 else f"{value:.4e}"
-    magnitude = abs(value)
-    return f"{value:.4e}" if magnitude > 1e8 or magnitude < 1e-4 else f"{value:.4f}"

@@ -86,5 +86,5 @@ def attention(query: Tensor, key: Tensor, value: Tensor, allowed: Tensor | None 
         return (g_q, g_k, g_v) + ((g_scores,) if bias is not None else ())
 
     inputs = (query, key, value) + ((bias,) if bias is not None else ())
-    return record(query._like(b.matmul(used, v)), "ScaledDotProductAttentionBackward", inputs, backward,
+    return record(query._like(b.matmul(used, v)), "ScaledDotProductFlashAttentionForCpuBackward0", inputs, backward,
                   saved=(query, key, value))

@@ -60,7 +60,7 @@ def add(a: Tensor | float, b: Tensor | float, *, alpha: float = 1) -> Tensor:
     --------
     >>> import lucid
     >>> lucid.tensor([1, 2]) + 0.5
-    tensor([1.5, 2.5])
+    tensor([1.5000, 2.5000])
     >>> lucid.add(lucid.tensor([1.0, 2.0]), lucid.tensor([1.0, 1.0]), alpha=-2)
     tensor([-1.,  0.])
     """
@@ -68,7 +68,7 @@ def add(a: Tensor | float, b: Tensor | float, *, alpha: float = 1) -> Tensor:
         b = mul(b, alpha)
     a, b = coerce(a, b)
     out = a._like(a._backend.add(a._data, b._data))
-    return record(out, "AddBackward", (a, b), lambda g: (g, g))
+    return record(out, "AddBackward0", (a, b), lambda g: (g, g))
 
 
 def sub(a: Tensor | float, b: Tensor | float, *, alpha: float = 1) -> Tensor:
@@ -94,12 +94,13 @@ def sub(a: Tensor | float, b: Tensor | float, *, alpha: float = 1) -> Tensor:
             "Subtraction, the `-` operator, with a bool tensor is not supported. "
             "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
+    name = "SubBackward0" if isinstance(a, Tensor) else "RsubBackward1"  # torch: number - tensor is rsub
     if alpha != 1:
         b = mul(b, alpha)
     a, b = coerce(a, b)
     backend = a._backend
     out = a._like(backend.subtract(a._data, b._data))
-    return record(out, "SubBackward", (a, b), lambda g: (g, backend.negative(g)))
+    return record(out, name, (a, b), lambda g: (g, backend.negative(g)))
 
 
 def mul(a: Tensor | float, b: Tensor | float) -> Tensor:
@@ -114,7 +115,7 @@ def mul(a: Tensor | float, b: Tensor | float) -> Tensor:
     a, b = coerce(a, b)
     backend, x, y = a._backend, a._data, b._data
     out = a._like(backend.multiply(x, y))
-    return record(out, "MulBackward", (a, b),
+    return record(out, "MulBackward0", (a, b),
                   lambda g: (backend.multiply(g, y), backend.multiply(g, x)), saved=(a, b))
 
 
@@ -125,8 +126,9 @@ def div(a: Tensor | float, b: Tensor | float) -> Tensor:
     --------
     >>> import lucid
     >>> lucid.tensor([1, 2]) / 4
-    tensor([0.25, 0.5 ])
+    tensor([0.2500, 0.5000])
     """
+    name = "DivBackward0" if isinstance(a, Tensor) else "MulBackward0"  # torch: number / t is t.reciprocal() * number
     a, b = coerce(a, b, floating=True)
     backend, x, y = a._backend, a._data, b._data
     out = a._like(backend.divide(x, y))
@@ -135,7 +137,7 @@ def div(a: Tensor | float, b: Tensor | float) -> Tensor:
         ga = backend.divide(g, y)
         return ga, backend.negative(backend.multiply(ga, backend.divide(x, y)))
 
-    return record(out, "DivBackward", (a, b), backward, saved=(a, b))
+    return record(out, name, (a, b), backward, saved=(a, b))
 
 
 def _check_integer_power(base, exponent) -> None:
@@ -218,6 +220,7 @@ def pow(a: Tensor | float, b: Tensor | float) -> Tensor:
             return (backend.multiply(g, backend.multiply(power, exponent)),)
 
         return record(out, "PowBackward0", (a,), scalar_backward, saved=(a,))
+    name = "PowBackward1" if isinstance(a, Tensor) else "PowBackward2"  # tensor ** tensor, number ** tensor
     a, b = coerce(a, b)
     _check_integer_power(a, 1)
     backend, x, y = a._backend, a._data, b._data
@@ -242,7 +245,7 @@ def pow(a: Tensor | float, b: Tensor | float) -> Tensor:
     def backward(g):
         return backend.precisely(gradient_base, g, x, y), backend.precisely(gradient_exponent, g, x, y)
 
-    return record(out, "PowBackward1", (a, b), backward, saved=(a, b, out))
+    return record(out, name, (a, b), backward, saved=(a, b, out))
 
 
 def _matmul_shape(a_shape: tuple, b_shape: tuple) -> tuple:
@@ -259,6 +262,16 @@ def _matmul_shape(a_shape: tuple, b_shape: tuple) -> tuple:
         )
     batch = broadcast_shapes(a_shape[:-2], b_shape[:-2])
     return batch + a_shape[-2:-1] + b_shape[-1:] if len(b_shape) > 1 else batch + a_shape[-2:-1]
+
+
+def _matmul_node_name(a_shape: tuple, b_shape: tuple) -> str:
+    """The name of torch's last node in ``a @ b``: the aten op its matmul ends with."""
+    n, m = len(a_shape), len(b_shape)
+    if n <= 2 and m <= 2:
+        return {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeBackward4"}.get((n, m), "MmBackward0")
+    if n == 2:  # torch folds into b's batch and transposes back: a copy, unless that is contiguous
+        return "TransposeBackward0" if a_shape[0] == 1 or b_shape[-1] == 1 else "CloneBackward0"
+    return "UnsafeViewBackward0"
 
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
@@ -302,7 +315,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         gb = backend.reshape(_unbroadcast(backend, gb, backend.shape(y2), b.dtype), b.shape)
         return ga, gb
 
-    return record(out, "MmBackward", (a, b), backward, saved=(a, b))
+    return record(out, _matmul_node_name(a.shape, b.shape), (a, b), backward, saved=(a, b))
 
 
 def _unary(name, a, compute, derivative):
@@ -348,7 +361,7 @@ def neg(a: Tensor) -> Tensor:
             "invert a mask, use the `~` or `logical_not()` operator instead."
         )
     out = a._like(a._backend.negative(a._data))
-    return record(out, "NegBackward", (a,), lambda g: (a._backend.negative(g),))
+    return record(out, "NegBackward0", (a,), lambda g: (a._backend.negative(g),))
 
 
 def exp(a: Tensor) -> Tensor:
@@ -357,10 +370,10 @@ def exp(a: Tensor) -> Tensor:
     Examples
     --------
     >>> import lucid
-    >>> lucid.exp(lucid.tensor([0.0, 1.0]))  # each value the float32 nearest the true one
-    tensor([1.       , 2.7182817])
+    >>> lucid.exp(lucid.tensor([0.0, 1.0])).tolist()  # each value the float32 nearest the true one
+    [1.0, 2.7182817459106445]
     """
-    return _unary("ExpBackward", a, lambda b, x: b.exp(x), lambda b, x: b.exp(x))
+    return _unary("ExpBackward0", a, lambda b, x: b.exp(x), lambda b, x: b.exp(x))
 
 
 def log(a: Tensor) -> Tensor:
@@ -372,7 +385,7 @@ def log(a: Tensor) -> Tensor:
     >>> lucid.log(lucid.tensor([1.0, 4.0])).tolist()
     [0.0, 1.3862943649291992]
     """
-    return _unary("LogBackward", a, lambda b, x: b.log(x), lambda b, x: b.divide(1, x))
+    return _unary("LogBackward0", a, lambda b, x: b.log(x), lambda b, x: b.divide(1, x))
 
 
 def sqrt(a: Tensor) -> Tensor:
@@ -384,7 +397,7 @@ def sqrt(a: Tensor) -> Tensor:
     >>> lucid.sqrt(lucid.tensor([4, 9]))
     tensor([2., 3.])
     """
-    return _unary("SqrtBackward", a, lambda b, x: b.sqrt(x), lambda b, x: b.divide(0.5, b.sqrt(x)))
+    return _unary("SqrtBackward0", a, lambda b, x: b.sqrt(x), lambda b, x: b.divide(0.5, b.sqrt(x)))
 
 
 def tanh(a: Tensor) -> Tensor:
@@ -396,7 +409,7 @@ def tanh(a: Tensor) -> Tensor:
     >>> lucid.tanh(lucid.tensor([0.0]))
     tensor([0.])
     """
-    return _unary("TanhBackward", a, lambda b, x: b.tanh(x), lambda b, x: _sech2(b, x))
+    return _unary("TanhBackward0", a, lambda b, x: b.tanh(x), lambda b, x: _sech2(b, x))
 
 
 def sigmoid(a: Tensor) -> Tensor:
@@ -406,9 +419,9 @@ def sigmoid(a: Tensor) -> Tensor:
     --------
     >>> import lucid
     >>> lucid.sigmoid(lucid.tensor([-1000.0, 0.0, 1000.0]))
-    tensor([0. , 0.5, 1. ])
+    tensor([0.0000, 0.5000, 1.0000])
     """
-    return _unary("SigmoidBackward", a, lambda b, x: b.sigmoid(x), lambda b, x: _sigmoid_derivative(b, x))
+    return _unary("SigmoidBackward0", a, lambda b, x: b.sigmoid(x), lambda b, x: _sigmoid_derivative(b, x))
 
 
 def log1p(a: Tensor) -> Tensor:
@@ -418,9 +431,9 @@ def log1p(a: Tensor) -> Tensor:
     --------
     >>> import lucid
     >>> lucid.log1p(lucid.tensor([1e-20, 0.0], dtype=lucid.float64))
-    tensor([1.e-20, 0.e+00], dtype=lucid.float64)
+    tensor([1.0000e-20, 0.0000e+00], dtype=lucid.float64)
     """
-    return _unary("Log1PBackward", a, lambda b, x: b.log1p(x), lambda b, x: b.divide(1, b.add(x, 1)))
+    return _unary("Log1PBackward0", a, lambda b, x: b.log1p(x), lambda b, x: b.divide(1, b.add(x, 1)))
 
 
 def expm1(a: Tensor) -> Tensor:
@@ -430,10 +443,10 @@ def expm1(a: Tensor) -> Tensor:
     --------
     >>> import lucid
     >>> lucid.expm1(lucid.tensor([1e-20, 0.0], dtype=lucid.float64))
-    tensor([1.e-20, 0.e+00], dtype=lucid.float64)
+    tensor([1.0000e-20, 0.0000e+00], dtype=lucid.float64)
     """
     # the derivative is exp(a), not out + 1, which would lose every digit where exp(a) is tiny
-    return _unary("Expm1Backward", a, lambda b, x: b.expm1(x), lambda b, x: b.exp(x))
+    return _unary("Expm1Backward0", a, lambda b, x: b.expm1(x), lambda b, x: b.exp(x))
 
 
 def relu(a: Tensor) -> Tensor:
@@ -448,7 +461,7 @@ def relu(a: Tensor) -> Tensor:
     backend, x = a._backend, a._data
     out = a._like(backend.maximum(x, backend.zeros_like(x)))
     positive = backend.compare("greater", x, 0)
-    return record(out, "ReluBackward", (a,),
+    return record(out, "ReluBackward0", (a,),
                   lambda g: (backend.keep_where(positive, g),))
 
 
@@ -459,11 +472,11 @@ def abs(a: Tensor) -> Tensor:
     --------
     >>> import lucid
     >>> abs(lucid.tensor([-1.5, 2.0]))
-    tensor([1.5, 2. ])
+    tensor([1.5000, 2.0000])
     """
     backend, x = a._backend, a._data
     out = a._like(backend.abs(x))
-    return record(out, "AbsBackward", (a,), lambda g: (backend.multiply(g, backend.sign(x)),), saved=(a,))
+    return record(out, "AbsBackward0", (a,), lambda g: (backend.multiply(g, backend.sign(x)),), saved=(a,))
 
 
 def sign(a: Tensor) -> Tensor:
@@ -493,12 +506,12 @@ def clamp(a: Tensor, min: Tensor | float | None = None, max: Tensor | float | No
     >>> x = lucid.tensor([-2.0, 0.5, 3.0], requires_grad=True)
     >>> y = x.clamp(-1, 1)
     >>> y
-    tensor([-1. ,  0.5,  1. ], grad_fn=<ClampBackward>)
+    tensor([-1.0000,  0.5000,  1.0000], grad_fn=<ClampBackward1>)
     >>> y.sum().backward()
     >>> x.grad
     tensor([0., 1., 0.])
     >>> lucid.clamp(lucid.tensor([1, 5]), max=lucid.tensor([2.5, 2.5]))
-    tensor([1. , 2.5])
+    tensor([1.0000, 2.5000])
     """
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -543,7 +556,7 @@ def clamp(a: Tensor, min: Tensor | float | None = None, max: Tensor | float | No
                 grads.append(backend.where(mask, g, zeros))
         return tuple(grads)
 
-    return record(out, "ClampBackward", tuple(inputs), backward, saved=tuple(inputs))
+    return record(out, "ClampBackward0" if len(inputs) > 1 else "ClampBackward1", tuple(inputs), backward, saved=tuple(inputs))
 
 
 def where(condition: Tensor, a: Tensor | float, b: Tensor | float) -> Tensor:
@@ -576,7 +589,7 @@ def where(condition: Tensor, a: Tensor | float, b: Tensor | float) -> Tensor:
         zeros = backend.zeros_like(g)
         return backend.where(c, g, zeros), backend.where(c, zeros, g)
 
-    return record(out, "WhereBackward", (a, b), backward, saved=(condition,))
+    return record(out, "WhereBackward0", (a, b), backward, saved=(condition,))
 
 
 def compare(op: str, a: Tensor | float, b: Tensor | float) -> Tensor:
@@ -631,7 +644,7 @@ def sin(a: Tensor) -> Tensor:
     >>> lucid.sin(lucid.tensor([0.0, 1.5707963267948966], dtype=lucid.float64))
     tensor([0., 1.], dtype=lucid.float64)
     """
-    return _unary("SinBackward", a, lambda b, x: b.sin(x), lambda b, x: b.cos(x))
+    return _unary("SinBackward0", a, lambda b, x: b.sin(x), lambda b, x: b.cos(x))
 
 
 def cos(a: Tensor) -> Tensor:
@@ -643,7 +656,7 @@ def cos(a: Tensor) -> Tensor:
     >>> lucid.cos(lucid.tensor([0.0]))
     tensor([1.])
     """
-    return _unary("CosBackward", a, lambda b, x: b.cos(x), lambda b, x: b.negative(b.sin(x)))
+    return _unary("CosBackward0", a, lambda b, x: b.cos(x), lambda b, x: b.negative(b.sin(x)))
 
 
 def _extremum(a, b, largest: bool):
@@ -666,7 +679,7 @@ def _extremum(a, b, largest: bool):
         gb = backend.where(a_wins, zeros, backend.where(tie, half, g))
         return ga, gb
 
-    return record(out, "MaximumBackward" if largest else "MinimumBackward", (a, b), backward, saved=(a, b))
+    return record(out, "MaximumBackward0" if largest else "MinimumBackward0", (a, b), backward, saved=(a, b))
 
 
 def maximum(input: Tensor, other: Tensor) -> Tensor:
@@ -709,11 +722,12 @@ def remainder(a: Tensor | float, b: Tensor | float) -> Tensor:
     >>> lucid.remainder(lucid.tensor([5.0, -5.0]), 3.0)
     tensor([2., 1.])
     """
+    name = "RemainderBackward1" if isinstance(b, Tensor) else "RemainderBackward0"
     a, b = coerce(a, b)
     _check_integer_divisor(b)
     backend, x, y = a._backend, a._data, b._data
     out = a._like(backend.remainder(x, y))
-    return record(out, "RemainderBackward", (a, b), lambda g: (
+    return record(out, name, (a, b), lambda g: (
         g, backend.negative(backend.multiply(g, backend.floor(backend.divide(x, y))))), saved=(a, b))
 
 
@@ -749,7 +763,7 @@ def floor(a: Tensor) -> Tensor:
     >>> lucid.tensor([-1.5, 2.5]).floor()
     tensor([-2.,  2.])
     """
-    return _rounding("FloorBackward", a, lambda b, x: b.floor(x))
+    return _rounding("FloorBackward0", a, lambda b, x: b.floor(x))
 
 
 def ceil(a: Tensor) -> Tensor:
@@ -761,7 +775,7 @@ def ceil(a: Tensor) -> Tensor:
     >>> lucid.tensor([-1.5, 2.5]).ceil()
     tensor([-1.,  3.])
     """
-    return _rounding("CeilBackward", a, lambda b, x: b.ceil(x))
+    return _rounding("CeilBackward0", a, lambda b, x: b.ceil(x))
 
 
 def round(a: Tensor) -> Tensor:
@@ -771,9 +785,9 @@ def round(a: Tensor) -> Tensor:
     --------
     >>> import lucid
     >>> lucid.tensor([0.5, 1.5, 2.5, -0.4]).round()
-    tensor([ 0.,  2.,  2., -0.])
+    tensor([0., 2., 2., -0.])
     """
-    return _rounding("RoundBackward", a, lambda b, x: b.round(x))
+    return _rounding("RoundBackward0", a, lambda b, x: b.round(x))
 
 
 _TWO_OVER_SQRT_PI = 1.1283791670955126
@@ -786,9 +800,9 @@ def erf(a: Tensor) -> Tensor:
     --------
     >>> import lucid
     >>> lucid.erf(lucid.tensor([0.0, 1.0], dtype=lucid.float64))
-    tensor([0.        , 0.84270079], dtype=lucid.float64)
+    tensor([0.0000, 0.8427], dtype=lucid.float64)
     """
-    return _unary("ErfBackward", a, lambda b, x: b.erf(x),
+    return _unary("ErfBackward0", a, lambda b, x: b.erf(x),
                   lambda b, x: b.multiply(_TWO_OVER_SQRT_PI, b.exp_neg_square(x)))
 
 
@@ -798,7 +812,7 @@ def _triangle(a, diagonal, lower):
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
     backend, diagonal = a._backend, int(diagonal)
     out = a._like(backend.triangle(a._data, diagonal, lower))
-    return record(out, "TrilBackward" if lower else "TriuBackward", (a,),
+    return record(out, "TrilBackward0" if lower else "TriuBackward0", (a,),
                   lambda g: (backend.triangle(g, diagonal, lower),))
 
 

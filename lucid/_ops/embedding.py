@@ -46,7 +46,7 @@ def lookup_rows(input, flat, weight, padding_idx, scale_grad_by_freq: bool, spar
     if sparse:
         backward = _sparse_embedding_backward(backend, index, rows, dim, dtype, padding_idx, scale_grad_by_freq)
     # the indices are saved: changing them in place before backward is an error, as in torch
-    return record(out, "EmbeddingBackward", (weight,), backward, saved=(input,))
+    return record(out, "EmbeddingBackward0", (weight,), backward, saved=(input,))
 
 
 def _sparse_embedding_backward(backend, index, rows, dim, dtype, padding_idx, scale_grad_by_freq):

@@ -128,6 +128,38 @@ def normalize_index(tensor, index):
     return backend.normalize_index(tuple(out))
 
 
+def _is_whole(part: slice, size: int) -> bool:
+    """Whether torch skips the slice in an index of several parts: ``:``, ``0:``, ``:n``..."""
+    return part.start in (None, 0) and part.step in (None, 1) and (part.stop is None or part.stop >= size)
+
+
+def _node_name(a: Tensor, index: Any) -> str:
+    """The name of torch's last node for ``a[index]``: torch applies the basic parts in turn
+    (an integer selects, a slice slices, None unsqueezes; whole slices are skipped, except
+    alone), an alias when nothing was applied, and an index of tensors last."""
+    names = {"int": "SelectBackward0", "slice": "SliceBackward0", "None": "UnsqueezeBackward0"}
+    if not isinstance(index, tuple):
+        if index is Ellipsis:
+            return "AliasBackward0"
+        if index is None:
+            return names["None"]
+        return names["slice"] if isinstance(index, slice) else names["int"] if _is_integer(index) else "IndexBackward0"
+    if not all(_is_basic(part) for part in index):
+        return "IndexBackward0"
+    name, dim = "AliasBackward0", 0
+    spanned = sum(part is not None and part is not Ellipsis for part in index)
+    for part in index:
+        if part is Ellipsis:
+            dim += a.ndim - spanned
+        elif part is None:
+            name = names["None"]
+        else:
+            if not (isinstance(part, slice) and dim < a.ndim and _is_whole(part, a.shape[dim])):
+                name = names["slice" if isinstance(part, slice) else "int"]
+            dim += 1
+    return name
+
+
 def getitem(a: Tensor, index: Any) -> Tensor:
     split = split_integers(index)
     if split is not None:
@@ -135,6 +167,7 @@ def getitem(a: Tensor, index: Any) -> Tensor:
         return getitem(getitem(a, basic), advanced)
     # index tensors are read again by backward: an in-place write to one must make it raise
     saved = tuple(part for part in (index if isinstance(index, tuple) else (index,)) if isinstance(part, Tensor))
+    name = _node_name(a, index)
     index = normalize_index(a, index)
     backend, shape, dtype = a._backend, a.shape, a.dtype
     basic = all(part is None or part is Ellipsis or isinstance(part, (int, slice)) for part in index)
@@ -144,7 +177,7 @@ def getitem(a: Tensor, index: Any) -> Tensor:
                       lambda base, view: backend.setitem(base, index, view))
     else:
         out = a._like(result)
-    return record(out, "IndexBackward", (a,), lambda g: (backend.scatter_add(shape, dtype, index, g),), saved=saved)
+    return record(out, name, (a,), lambda g: (backend.scatter_add(shape, dtype, index, g),), saved=saved)
 
 
 def setitem(a: Tensor, index: Any, value: Tensor | float) -> None:

@@ -8,7 +8,7 @@ import string
 from collections.abc import Sequence
 
 from .. import _dtype
-from .._autograd import record
+from .._autograd import record, renamed
 from .._tensor import Tensor
 from .elementwise import _matmul_shape, _same_device, matmul
 from .dims import axes as _axes
@@ -52,7 +52,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: {expected} but got: {list(mat2.shape[:2])}."
         )
-    return matmul(input, mat2)
+    return renamed(matmul(input, mat2), "BmmBackward0")
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -73,7 +73,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     >>> w = lucid.tensor([[1.0, 0.0], [1.0, 1.0]], requires_grad=True)
     >>> y = linear(x, w, lucid.tensor([0.5, 0.0]))
     >>> y
-    tensor([[1.5, 3. ]], grad_fn=<AddmmBackward>)
+    tensor([[1.5000, 3.0000]], grad_fn=<AddmmBackward0>)
     >>> y.sum().backward()
     >>> x.grad, w.grad
     (tensor([[2., 1.]]), tensor([[1., 2.],
@@ -92,10 +92,18 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         out = backend.inplace("add", out, bias._data)  # a new array: it may be written
     out = input._like(out)
     if bias is None:
-        return record(out, "MmBackward", (input, weight), _linear_backward(backend, input, weight, None),
+        return record(out, _linear_node_name(input.ndim, False), (input, weight), _linear_backward(backend, input, weight, None),
                       saved=(input, weight))
-    return record(out, "AddmmBackward", (input, weight, bias), _linear_backward(backend, input, weight, bias),
+    return record(out, _linear_node_name(input.ndim, True), (input, weight, bias), _linear_backward(backend, input, weight, bias),
                   saved=(input, weight))
+
+
+def _linear_node_name(ndim: int, bias: bool) -> str:
+    """The name of torch's last node in ``F.linear``: addmm or mm of a matrix; of other inputs
+    the view (with a bias) or the unsafe view or squeeze (without) back to their shape."""
+    if ndim == 2:
+        return "AddmmBackward0" if bias else "MmBackward0"
+    return "ViewBackward0" if bias else "SqueezeBackward4" if ndim == 1 else "UnsafeViewBackward0"
 
 
 def _linear_backward(backend, input, weight, bias):
@@ -264,7 +272,18 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
             grads.append(backend.reshape(grad, t.shape))
         return tuple(grads)
 
-    return record(out, "EinsumBackward", operands, backward, saved=operands)
+    return record(out, _einsum_node_name(terms, output), operands, backward, saved=operands)
+
+
+def _einsum_node_name(terms: list[str], output: str) -> str:
+    """The name of torch's last node in an einsum: of one operand, its sum over the letters
+    not kept, else its permutation; of several, the view after their last contraction (a
+    letter summed over two operands), else their product."""
+    summed = set("".join(terms)) - set(output)
+    if len(terms) == 1:
+        return "SumBackward1" if summed else "PermuteBackward0"
+    shared = any(sum(letter in term for term in terms) > 1 for letter in summed)
+    return "ViewBackward0" if shared else "MulBackward0"
 
 
 # --- norms -----------------------------------------------------------------------------------
@@ -298,11 +317,11 @@ def norm(input: Tensor, p: float | str = "fro", dim: int | Sequence[int] | None 
     >>> x = lucid.tensor([[3.0, 4.0], [0.0, 0.0]], requires_grad=True)
     >>> n = x.norm(dim=1)
     >>> n
-    tensor([5., 0.], grad_fn=<NormBackward>)
+    tensor([5., 0.], grad_fn=<LinalgVectorNormBackward0>)
     >>> n.sum().backward()
     >>> x.grad
-    tensor([[0.6, 0.8],
-            [0. , 0. ]])
+    tensor([[0.6000, 0.8000],
+            [0.0000, 0.0000]])
     >>> lucid.tensor([1.0, -3.0]).norm(p=float("inf"))
     tensor(3.)
     """
@@ -368,4 +387,4 @@ def norm(input: Tensor, p: float | str = "fro", dim: int | Sequence[int] | None 
         g = backend.reshape(g, kept_shape) if not keepdim else g
         return (backend.precisely(gradient, g, x),)
 
-    return record(out, "NormBackward", (input,), backward, saved=(input,))
+    return record(out, "LinalgVectorNormBackward0", (input,), backward, saved=(input,))

@@ -62,4 +62,4 @@ def layer_norm(input: Tensor, axes: tuple, weight: Tensor | None, bias: Tensor |
 
     inputs = (input,) + tuple(t for t in (weight, bias) if t is not None)
     result = out if work is dtype else b.astype(out, dtype)
-    return record(input._like(result), "NativeLayerNormBackward", inputs, backward, saved=inputs)
+    return record(input._like(result), "NativeLayerNormBackward0", inputs, backward, saved=inputs)

@@ -33,11 +33,12 @@ def widen(t):
     return t if work is t.dtype else t.to(work)
 
 
-def widened(*tensors, name: str):
+def widened(*tensors, name: str | None):
     """``(tensors, narrow)``: each floating tensor at its backend's working dtype (None and
     other tensors as they are), and ``narrow``, which rounds a result back to the dtype the
     op would have had without the widening (the floating tensors' promoted dtype), as one
-    autograd node called ``name`` on every device.
+    autograd node called ``name`` on every device (None: the name of the result's own node,
+    for an op that torch composes of others).
 
     Examples
     --------
@@ -48,7 +49,7 @@ def widened(*tensors, name: str):
     >>> wide.dtype  # NumPy evaluates float32 formulas in float64
     lucid.float64
     >>> narrow(wide / three)
-    tensor([0.33333334], grad_fn=<DivideBackward>)
+    tensor([0.3333], grad_fn=<DivideBackward>)
     """
     floating = [t for t in tensors if isinstance(t, Tensor) and t.dtype.is_floating_point]
     target = _dtype.result_type(*floating) if floating else None
@@ -56,13 +57,15 @@ def widened(*tensors, name: str):
     def narrow(result: Tensor) -> Tensor:
         backend = result._backend
         data = result._data if target is None or result.dtype is target else backend.astype(result._data, target)
-        # the engine casts the gradient to the widened result's dtype on its way back
-        return record(result._like(data), name, (result,), lambda g: (g,))
+        # the engine casts the gradient to the widened result's dtype on its way back; a
+        # composite op without a node of its own in torch shows its last step's name
+        node = name or (result.grad_fn.name if result.grad_fn is not None else "ToCopyBackward0")
+        return record(result._like(data), node, (result,), lambda g: (g,))
 
     return tuple(widen(t) for t in tensors), narrow
 
 
-def in_working_precision(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+def in_working_precision(name: str | None) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """A decorator: the composite op it wraps runs with its floating tensor arguments widened
     and its result narrowed, as the autograd node ``name`` (see :func:`widened`).
 

@@ -71,7 +71,7 @@ def sum(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False
         a = a.to(_dtype.int64)  # torch sums bools and integers as int64
     out = a._like(_reduce("sum", a, axes, keepdim))
     shape = a.shape
-    return record(out, "SumBackward", (a,), lambda g: (_expand_back(backend, g, shape, axes, keepdim),))
+    return record(out, "SumBackward0" if dim is None else "SumBackward1", (a,), lambda g: (_expand_back(backend, g, shape, axes, keepdim),))
 
 
 def mean(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
@@ -95,7 +95,7 @@ def mean(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = Fals
     for axis in axes:
         count *= shape[axis]
     out = a._like(_reduce("mean", a, axes, keepdim))
-    return record(out, "MeanBackward", (a,),
+    return record(out, "MeanBackward0" if dim is None else "MeanBackward1", (a,),
                   lambda g: (_expand_back(backend, backend.divide(g, count), shape, axes, keepdim),))
 
 
@@ -239,8 +239,8 @@ def log_softmax(a: Tensor, dim: int) -> Tensor:
     --------
     >>> import lucid
     >>> lucid.tensor([[0.0, 0.0], [100.0, 0.0]]).log_softmax(dim=1)
-    tensor([[-6.931472e-01, -6.931472e-01],
-            [-3.783506e-44, -1.000000e+02]])
+    tensor([[-6.9315e-01, -6.9315e-01],
+            [-3.7835e-44, -1.0000e+02]])
     """
     if not a.dtype.is_floating_point:
         a = a.to(_dtype.default_float)
@@ -250,7 +250,7 @@ def log_softmax(a: Tensor, dim: int) -> Tensor:
     (axis,) = _axes(a, dim)
     backend, x = a._backend, a._data
     if a.numel() == 0:  # nothing to normalise (and the backends can't take the max of nothing)
-        return record(a._like(backend.copy(x)), "LogSoftmaxBackward", (a,), lambda g: (g,))
+        return record(a._like(backend.copy(x)), "LogSoftmaxBackward0", (a,), lambda g: (g,))
     out = a._like(backend.precisely(lambda b, x: b.log_softmax(x, axis), x))
 
     def gradient(b, g, x):
@@ -264,7 +264,7 @@ def log_softmax(a: Tensor, dim: int) -> Tensor:
     def backward(g):
         return (backend.precisely(gradient, g, x),)
 
-    return record(out, "LogSoftmaxBackward", (a,), backward, saved=(a,))
+    return record(out, "LogSoftmaxBackward0", (a,), backward, saved=(a,))
 
 
 def softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
@@ -282,8 +282,8 @@ def softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
     --------
     >>> import lucid
     >>> lucid.tensor([[1.0, 1.0], [0.0, 2.0]], dtype=lucid.float64).softmax(dim=1)
-    tensor([[0.5       , 0.5       ],
-            [0.11920292, 0.88079708]], dtype=lucid.float64)
+    tensor([[0.5000, 0.5000],
+            [0.1192, 0.8808]], dtype=lucid.float64)
     """
     if dtype is not None:
         a = a.to(dtype)
@@ -295,7 +295,7 @@ def softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
     (axis,) = _axes(a, dim)
     backend, x = a._backend, a._data
     if a.numel() == 0:
-        return record(a._like(backend.copy(x)), "SoftmaxBackward", (a,), lambda g: (g,))
+        return record(a._like(backend.copy(x)), "SoftmaxBackward0", (a,), lambda g: (g,))
     out = a._like(backend.precisely(lambda b, x: b.softmax(x, axis), x))
 
     def gradient(b, g, x):
@@ -305,7 +305,7 @@ def softmax(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
     def backward(g):
         return (backend.precisely(gradient, g, x),)
 
-    return record(out, "SoftmaxBackward", (a,), backward, saved=(a,))
+    return record(out, "SoftmaxBackward0", (a,), backward, saved=(a,))
 
 
 def logsumexp(a: Tensor, dim: int | Sequence[int] | None, keepdim: bool = False) -> Tensor:
@@ -315,14 +315,14 @@ def logsumexp(a: Tensor, dim: int | Sequence[int] | None, keepdim: bool = False)
     --------
     >>> import lucid
     >>> lucid.tensor([[0.0, 0.0], [1.0, 1.0]]).logsumexp(1)
-    tensor([0.6931472, 1.6931472])
+    tensor([0.6931, 1.6931])
     """
     if not a.dtype.is_floating_point:
         a = a.to(_dtype.default_float)
     axes = _axes(a, dim)
     backend, x, shape = a._backend, a._data, a.shape
     if not axes:
-        return record(a._like(backend.copy(x)), "LogsumexpBackward", (a,), lambda g: (g,))
+        return record(a._like(backend.copy(x)), "LogsumexpBackward0", (a,), lambda g: (g,))
     y = backend.precisely(lambda b, x: b.logsumexp(x, axis=axes, keepdims=True), x)
     out = a._like(y if keepdim else backend.reshape(y, [n for i, n in enumerate(shape) if i not in axes]))
 
@@ -334,7 +334,7 @@ def logsumexp(a: Tensor, dim: int | Sequence[int] | None, keepdim: bool = False)
     def backward(g):
         return (backend.precisely(gradient, _expand_back(backend, g, shape, axes, keepdim), x),)
 
-    return record(out, "LogsumexpBackward", (a,), backward, saved=(a,))
+    return record(out, "LogsumexpBackward0", (a,), backward, saved=(a,))
 
 
 def cumsum(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
@@ -354,9 +354,9 @@ def cumsum(a: Tensor, dim: int, dtype: _dtype.dtype | None = None) -> Tensor:
     (axis,) = _axes(a, dim)
     backend = a._backend
     if a.ndim == 0:
-        return record(a._like(backend.copy(a._data)), "CumsumBackward", (a,), lambda g: (g,))
+        return record(a._like(backend.copy(a._data)), "CumsumBackward0", (a,), lambda g: (g,))
     out = a._like(a._backend.precisely(lambda b, x: b.cumsum(x, axis), a._data))
-    return record(out, "CumsumBackward", (a,),
+    return record(out, "CumsumBackward0", (a,),
                   lambda g: (backend.precisely(lambda b, g: b.cumsum(g, axis, reverse=True), g),))
 
 
@@ -439,7 +439,7 @@ def var(a: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None
     >>> import lucid
     >>> x = lucid.tensor([[1.0, 2.0, 3.0], [2.0, 2.0, 2.0]])
     >>> x.var(dim=1), x.var(1, unbiased=False)
-    (tensor([1., 0.]), tensor([0.6666667, 0.       ]))
+    (tensor([1., 0.]), tensor([0.6667, 0.0000]))
     """
     if isinstance(dim, bool):  # torch's var(input, unbiased) overload
         dim, unbiased = None, dim
@@ -477,7 +477,7 @@ def _spread(a, dim, unbiased, keepdim, correction, root: bool):
         d = centred(b, x)
         return d * g / (value(b, x) * divisor) if root else d * (g * 2) / divisor
 
-    return record(out, "StdBackward" if root else "VarBackward", (a,),
+    return record(out, "StdBackward0" if root else "VarBackward0", (a,),
                   lambda g: (backend.precisely(gradient, g, x),), saved=(a,))
 
 

@@ -109,7 +109,7 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
     >>> y = lucid.gather(x, 1, lucid.tensor([[0, 0], [1, 0]]))
     >>> y
     tensor([[1., 1.],
-            [4., 3.]], grad_fn=<GatherBackward>)
+            [4., 3.]], grad_fn=<GatherBackward0>)
     >>> y.sum().backward()
     >>> x.grad
     tensor([[2., 0.],
@@ -120,10 +120,10 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
     backend, shape, dtype = input._backend, input.shape, input.dtype
     if input.ndim == 0:
         out = input._like(backend.broadcast_to(input._data, index.shape))
-        return record(out, "GatherBackward", (input,), lambda g: (backend.sum(g),))
+        return record(out, "GatherBackward0", (input,), lambda g: (backend.sum(g),))
     full = _full_index(input, index, axis)
     out = input._like(backend.getitem(input._data, full))
-    return record(out, "GatherBackward", (input,), lambda g: (backend.scatter_add(shape, dtype, full, g),),
+    return record(out, "GatherBackward0", (input,), lambda g: (backend.scatter_add(shape, dtype, full, g),),
                   saved=(index,))
 
 
@@ -167,7 +167,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | float | None =
     tensor([[0., 0., 5.],
             [6., 0., 0.]])
     >>> lucid.zeros(3).scatter(0, lucid.tensor([1]), 2.5)
-    tensor([0. , 2.5, 0. ])
+    tensor([0.0000, 2.5000, 0.0000])
     """
     if reduce is not None:
         raise NotImplementedError("scatter(reduce=...) is deprecated in torch and not in lucid: use scatter_add")
@@ -196,7 +196,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | float | None =
         picked = backend.reshape(g, index.shape) if scalar else backend.getitem(g, full)
         return ga, _pad(backend, picked, src_shape, dtype)
 
-    return record(out, "ScatterBackward", inputs, backward, saved=(index,))
+    return record(out, "ScatterBackward1" if source is None else "ScatterBackward0", inputs, backward, saved=(index,))
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
@@ -238,7 +238,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
         picked = backend.broadcast_to(g, index.shape) if scalar else backend.getitem(g, full)
         return g, _pad(backend, picked, src_shape, dtype)
 
-    return record(out, "ScatterAddBackward", (input, src), backward, saved=(index,))
+    return record(out, "ScatterAddBackward0", (input, src), backward, saved=(index,))
 
 
 def _vector_index(index, fn: str, size: int, dim: int):
@@ -281,7 +281,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     backend, shape, dtype = input._backend, input.shape, input.dtype
     full = (slice(None),) * axis + (idx,)
     out = input._like(backend.getitem(input._data, full))
-    return record(out, "IndexSelectBackward", (input,), lambda g: (backend.scatter_add(shape, dtype, full, g),),
+    return record(out, "IndexSelectBackward0", (input,), lambda g: (backend.scatter_add(shape, dtype, full, g),),
                   saved=(index,))
 
 
@@ -335,7 +335,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
         picked = backend.getitem(g, full)
         return g, (picked if alpha == 1 else backend.multiply(picked, alpha))
 
-    return record(out, "IndexAddBackward", (input, source), backward, saved=(index,))
+    return record(out, "IndexAddBackward0", (input, source), backward, saved=(index,))
 
 
 def index_copy_(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
@@ -451,4 +451,5 @@ def masked_fill(input: Tensor, mask: Tensor, value: Tensor | float) -> Tensor:
             return (ga,)
         return ga, backend.sum(backend.where(m, g, zeros))
 
-    return record(out, "MaskedFillBackward", inputs, backward, saved=(mask,))
+    return record(out, f"MaskedFillBackward{len(inputs) - 1}", inputs,  # value: a number, a tensor
+                  backward, saved=(mask,))

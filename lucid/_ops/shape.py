@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import _dtype
-from .._autograd import record
+from .._autograd import record, renamed
 from .._tensor import Tensor
 from .dims import axes as _axes
 from .dims import sizes as _sizes
@@ -37,7 +37,7 @@ def reshape(a: Tensor, *shape: int | Sequence[int]) -> Tensor:
     backend, source = a._backend, a.shape
     out = a._view(backend.reshape(a._data, shape), lambda base: backend.reshape(base, shape),
                   lambda base, view: backend.reshape(view, source))
-    return record(out, "ViewBackward", (a,), lambda g: (backend.reshape(g, source),))
+    return record(out, "ViewBackward0", (a,), lambda g: (backend.reshape(g, source),))
 
 
 def permute(a: Tensor, *dims: int | Sequence[int]) -> Tensor:
@@ -60,7 +60,7 @@ def permute(a: Tensor, *dims: int | Sequence[int]) -> Tensor:
         inverse[axis] = i
     out = a._view(backend.transpose(a._data, axes), lambda base: backend.transpose(base, axes),
                   lambda base, view: backend.transpose(view, inverse))
-    return record(out, "PermuteBackward", (a,), lambda g: (backend.transpose(g, inverse),))
+    return record(out, "PermuteBackward0", (a,), lambda g: (backend.transpose(g, inverse),))
 
 
 def transpose(a: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -79,7 +79,7 @@ def transpose(a: Tensor, dim0: int, dim1: int) -> Tensor:
     d0, d1 = _axes(a, (dim0, dim1))
     axes = list(range(a.ndim))
     axes[d0], axes[d1] = axes[d1], axes[d0]
-    return permute(a, axes)
+    return renamed(permute(a, axes), "TransposeBackward0")
 
 
 def unsqueeze(a: Tensor, dim: int) -> Tensor:
@@ -96,7 +96,7 @@ def unsqueeze(a: Tensor, dim: int) -> Tensor:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})")
     shape = list(a.shape)
     shape.insert(dim % ndim, 1)
-    return reshape(a, shape)
+    return renamed(reshape(a, shape), "UnsqueezeBackward0")
 
 
 def squeeze(a: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
@@ -111,7 +111,9 @@ def squeeze(a: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     """
     axes = _axes(a, dim) if dim is not None else tuple(range(a.ndim))
     shape = [n for i, n in enumerate(a.shape) if not (i in axes and n == 1)]
-    return reshape(a, shape)
+    # torch's three overloads: squeeze(), squeeze(int), squeeze(dims)
+    overload = 0 if dim is None else 1 if isinstance(dim, int) else 2
+    return renamed(reshape(a, shape), f"SqueezeBackward{overload}")
 
 
 def flatten(a: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -162,7 +164,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     >>> lucid.cat([lucid.zeros(1, 2), lucid.ones(2, 2)]).shape
     (3, 2)
     >>> lucid.cat([lucid.tensor([1]), lucid.tensor([2.5])])
-    tensor([1. , 2.5])
+    tensor([1.0000, 2.5000])
     """
     tensors = _same_device_dtype(tensors, "cat")
     first = tensors[0]
@@ -189,7 +191,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         prefix = (slice(None),) * axis
         return tuple(g[prefix + (slice(lo, hi),)] for lo, hi in zip(bounds, bounds[1:]))
 
-    return record(out, "CatBackward", tuple(tensors), backward)
+    return record(out, "CatBackward0", tuple(tensors), backward)
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
@@ -209,7 +211,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                 f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at entry 0 "
                 f"and {list(t.shape)} at entry {i}"
             )
-    return cat([unsqueeze(t, dim) for t in tensors], dim=dim)
+    return renamed(cat([unsqueeze(t, dim) for t in tensors], dim=dim), "StackBackward0")
 
 
 def t(a: Tensor) -> Tensor:
@@ -225,7 +227,7 @@ def t(a: Tensor) -> Tensor:
     """
     if a.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
-    return transpose(a, 0, 1) if a.ndim == 2 else a
+    return renamed(transpose(a, 0, 1), "TBackward0") if a.ndim == 2 else a
 
 
 def narrow(a: Tensor, dim: int, start: int, length: int) -> Tensor:
@@ -256,7 +258,7 @@ def narrow(a: Tensor, dim: int, start: int, length: int) -> Tensor:
         start += size
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    return getitem(a, (slice(None),) * axis + (slice(start, start + length),))
+    return renamed(getitem(a, (slice(None),) * axis + (slice(start, start + length),)), "SliceBackward0")
 
 
 def split(a: Tensor, split_size_or_sections: int | list[int] | tuple[int, ...], dim: int = 0) -> tuple[Tensor, ...]:
@@ -291,9 +293,10 @@ def split(a: Tensor, split_size_or_sections: int | list[int] | tuple[int, ...], 
                 )
             return (narrow(a, axis, 0, 0),)
         sizes = [min(step, size - lo) for lo in range(0, size, step)] or [0]
+    name = "SplitWithSizesBackward0" if isinstance(split_size_or_sections, (list, tuple)) else "SplitBackward0"
     pieces, start = [], 0
     for n in sizes:
-        pieces.append(narrow(a, axis, start, n))
+        pieces.append(renamed(narrow(a, axis, start, n), name))
         start += n
     return tuple(pieces)
 
@@ -374,7 +377,7 @@ def expand(a: Tensor, *sizes: int | Sequence[int]) -> Tensor:
         target.append(n)
     backend = a._backend
     out = a._like(backend.broadcast_to(a._data, tuple(target)))
-    return record(out, "ExpandBackward", (a,), lambda g: (g,))
+    return record(out, "ExpandBackward0", (a,), lambda g: (g,))
 
 
 def expand_as(a: Tensor, other: Tensor) -> Tensor:
@@ -413,7 +416,7 @@ def repeat(a: Tensor, *sizes: int | Sequence[int]) -> Tensor:
     expanded = []
     for r, s in zip(sizes, shape):
         expanded += [r, s]
-    return reshape(expand(reshape(a, paired), expanded), [r * s for r, s in zip(sizes, shape)])
+    return renamed(reshape(expand(reshape(a, paired), expanded), [r * s for r, s in zip(sizes, shape)]), "RepeatBackward0")
 
 
 def flip(a: Tensor, dims: int | Sequence[int]) -> Tensor:
@@ -435,7 +438,7 @@ def flip(a: Tensor, dims: int | Sequence[int]) -> Tensor:
         return array
 
     out = a._like(reverse(a._data) if axes else backend.copy(a._data))
-    return record(out, "FlipBackward", (a,), lambda g: (reverse(g),))
+    return record(out, "FlipBackward0", (a,), lambda g: (reverse(g),))
 
 
 def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
@@ -450,4 +453,4 @@ def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     if a.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     (axis,) = _axes(a, dim)
-    return tuple(getitem(a, (slice(None),) * axis + (i,)) for i in range(a.shape[axis]))
+    return tuple(renamed(getitem(a, (slice(None),) * axis + (i,)), "UnbindBackward0") for i in range(a.shape[axis]))

@@ -10,6 +10,7 @@ import numbers
 from typing import NamedTuple
 
 from .. import _dtype
+from .._autograd import renamed
 from .._tensor import Tensor
 from .dims import axes as _axes
 from .scatter import gather
@@ -74,7 +75,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = 
         _axes(input, dim)
         return SortResult(input.clone(), _order(input, dim, descending)[1])
     _, indices = _order(input, dim, descending)
-    return SortResult(gather(input, dim, indices), indices)
+    return SortResult(renamed(gather(input, dim, indices), "SortBackward0"), indices)
 
 
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> TopkResult:
@@ -106,4 +107,4 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     values, indices = sort(input, dim, descending=largest)
     if input.ndim == 0:
         return TopkResult(values, indices)
-    return TopkResult(narrow(values, axis, 0, k), narrow(indices, axis, 0, k))
+    return TopkResult(renamed(narrow(values, axis, 0, k), "TopkBackward0"), narrow(indices, axis, 0, k))

@@ -477,7 +477,7 @@ def broadcast(tensor: Tensor, src: int, group: None = None, async_op: bool = Fal
     >>> t = lucid.tensor([3.0, -0.0])
     >>> dist.broadcast(t, src=0)
     >>> t
-    tensor([ 3., -0.])
+    tensor([3., -0.])
     >>> dist.destroy_process_group()
     """
     _check_group(group)

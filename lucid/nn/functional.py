@@ -11,7 +11,7 @@ import collections
 import numbers
 
 from .. import _dtype, _factory
-from .._autograd import no_grad
+from .._autograd import named_node, no_grad
 from .._ops.elementwise import clamp, matmul, where
 from .._ops.reduction import log_softmax as _log_softmax, max as _max, min as _min
 from .._ops.shape import cat
@@ -69,7 +69,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     >>> x = lucid.tensor([[1.0, 2.0]])
     >>> w = lucid.tensor([[1.0, 0.0], [1.0, 1.0], [0.0, -1.0]])
     >>> F.linear(x, w, lucid.tensor([0.0, 0.5, 1.0]))
-    tensor([[ 1. ,  3.5, -1. ]])
+    tensor([[ 1.0000,  3.5000, -1.0000]])
     >>> F.linear(x, lucid.ones(3, 3))
     Traceback (most recent call last):
     ...
@@ -305,6 +305,7 @@ def _scale_gradient(tensor, scale):
     return tensor.detach() + (tensor - tensor.detach()) * scale
 
 
+@named_node("EmbeddingBagBackward0")  # printing (issue 24): torch's node for the whole bag
 def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
                   norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
                   per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
@@ -364,10 +365,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     >>> weight = lucid.tensor([[1.0, 1.0], [2.0, 4.0], [3.0, 9.0]], requires_grad=True)
     >>> F.embedding_bag(lucid.tensor([0, 1, 2, 2]), weight, lucid.tensor([0, 1]), mode="sum")
     tensor([[ 1.,  1.],
-            [ 8., 22.]], grad_fn=<SumBackward>)
+            [ 8., 22.]], grad_fn=<EmbeddingBagBackward0>)
     >>> F.embedding_bag(lucid.tensor([[0, 2], [1, 1]]), weight, mode="max")
     tensor([[3., 9.],
-            [2., 4.]], grad_fn=<WhereBackward>)
+            [2., 4.]], grad_fn=<EmbeddingBagBackward0>)
     >>> F.embedding_bag(lucid.tensor([[0, 2], [1, 0]]), weight, padding_idx=0).detach()  # a mean of the rest
     tensor([[3., 9.],
             [2., 4.]])
@@ -518,6 +519,7 @@ def _picked_losses(input, target, weight, ignore_index):
     return losses.reshape(shape), weights.reshape(shape)
 
 
+@named_node("NllLossBackward0")  # printing (issue 24): torch's node for the loss
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
              ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """The negative log likelihood loss: ``-w[y_i] * input[i, y_i]`` for log-probabilities ``input``.
@@ -654,8 +656,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     0.693147
     >>> loss.backward()
     >>> logits.grad
-    tensor([[-0.25,  0.25],
-            [ 0.25, -0.25]])
+    tensor([[-0.2500,  0.2500],
+            [ 0.2500, -0.2500]])
     >>> round(F.cross_entropy(logits, lucid.tensor([0, 1]), label_smoothing=0.2).item(), 6)
     0.693147
     """

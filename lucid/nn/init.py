@@ -156,7 +156,7 @@ def constant_(tensor: Tensor, val: float) -> Tensor:
     >>> import lucid
     >>> from lucid import nn
     >>> nn.init.constant_(lucid.empty(3), 0.5)
-    tensor([0.5, 0.5, 0.5])
+    tensor([0.5000, 0.5000, 0.5000])
     """
     with no_grad():
         return tensor.fill_(val)

@@ -98,7 +98,7 @@ class Module:
     ...         return x * self.scale + self.shift
     >>> m = Affine()
     >>> m(lucid.tensor([1.0, 2.0]))
-    tensor([1., 2.], grad_fn=<AddBackward>)
+    tensor([1., 2.], grad_fn=<AddBackward0>)
     >>> [name for name, _ in m.named_parameters()]
     ['scale', 'shift']
     >>> m

@@ -46,6 +46,10 @@ class Parameter(Tensor):
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
+    @classmethod
+    def _prints_as_tensor(cls) -> bool:
+        return cls is Parameter  # as torch's: a subclass prints by its own name
+
     def __deepcopy__(self, memo: dict[int, Any]) -> Parameter:
         # as torch's Parameter: new storage, the same requires_grad, and no grad
         result = type(self)(self.detach().clone(), self.requires_grad)

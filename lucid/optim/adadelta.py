@@ -91,7 +91,7 @@ class Adadelta(Optimizer):
     >>> optimizer.step()   # delta = sqrt(0 + 1) / sqrt(0.75 * 2**2 + 1) * 2 = 1
     >>> w
     Parameter containing:
-    tensor([ 0.5, -0.5], requires_grad=True)
+    tensor([ 0.5000, -0.5000], requires_grad=True)
     >>> sorted(optimizer.state[0])
     ['acc_delta', 'square_avg', 'step']
     """

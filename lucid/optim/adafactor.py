@@ -94,8 +94,8 @@ class Adafactor(Optimizer):
     >>> optimizer.step()
     >>> w
     Parameter containing:
-    tensor([[ 0.9, -0.9],
-            [ 0.9, -0.9]], requires_grad=True)
+    tensor([[ 0.9000, -0.9000],
+            [ 0.9000, -0.9000]], requires_grad=True)
     >>> sorted(optimizer.state[0]), optimizer.state[0]["row_var"].shape
     (['col_var', 'row_var', 'step'], (2, 1))
     """

@@ -217,7 +217,7 @@ class AdamW(Adam):
     >>> optimizer.step()
     >>> w
     Parameter containing:
-    tensor([ 0.95, -1.9 ], requires_grad=True)
+    tensor([ 0.9500, -1.9000], requires_grad=True)
     """
 
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-3,

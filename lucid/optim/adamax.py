@@ -89,7 +89,7 @@ class Adamax(Optimizer):
     >>> optimizer.step()
     >>> w
     Parameter containing:
-    tensor([ 0.9, -1.9], requires_grad=True)
+    tensor([ 0.9000, -1.9000], requires_grad=True)
     >>> sorted(optimizer.state[0])
     ['exp_avg', 'exp_inf', 'step']
     """

@@ -114,7 +114,7 @@ class ADOPT(Optimizer):
     ...     optimizer.step()
     >>> w   # the first step only measured the gradient; the second moved by lr * (1 - beta1)
     Parameter containing:
-    tensor([ 0.99, -1.99], requires_grad=True)
+    tensor([ 0.9900, -1.9900], requires_grad=True)
     >>> sorted(optimizer.state[0]), optimizer.param_groups[0]["step"]
     (['exp_avg', 'exp_avg_sq'], 2)
     """

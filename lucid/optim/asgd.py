@@ -108,7 +108,7 @@ class ASGD(Optimizer):
     >>> optimizer.step()
     >>> w
     Parameter containing:
-    tensor([ 0.8, -1.6], requires_grad=True)
+    tensor([ 0.8000, -1.6000], requires_grad=True)
     >>> sorted(optimizer.state[0]), optimizer.state[0]["eta"].dtype
     (['ax', 'eta', 'mu', 'step'], lucid.float32)
     """

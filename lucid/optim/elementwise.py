@@ -188,7 +188,7 @@ def run_rule(rule: _rules.Rule, items: Iterable[tuple[Sequence[Tensor], Tensor, 
     >>> w = lucid.tensor([1.0, 2.0])
     >>> run_rule(sgd, [((w,), lucid.tensor([1.0, 1.0]), (-0.5,))])
     >>> w
-    tensor([0.5, 1.5])
+    tensor([0.5000, 1.5000])
     """
     by_backend: dict = {}
     for item in items:

@@ -87,9 +87,9 @@ class Lion(Optimizer):
     >>> optimizer.step()
     >>> w
     Parameter containing:
-    tensor([ 0.9, -1.9,  0.4], requires_grad=True)
+    tensor([ 0.9000, -1.9000,  0.4000], requires_grad=True)
     >>> optimizer.state[0]["exp_avg"]
-    tensor([ 0.02, -0.04,  0.01])
+    tensor([ 0.0200, -0.0400,  0.0100])
     """
 
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-4, betas: tuple[float, float] = (0.9, 0.99),

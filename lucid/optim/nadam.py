@@ -260,7 +260,7 @@ class RAdam(Optimizer):
     >>> optimizer.step()   # the first steps are bias-corrected momentum: w - lr * grad
     >>> w
     Parameter containing:
-    tensor([ 0.8, -1.6], requires_grad=True)
+    tensor([ 0.8000, -1.6000], requires_grad=True)
     >>> sorted(optimizer.state[0])
     ['exp_avg', 'exp_avg_sq', 'step']
     """

@@ -91,7 +91,7 @@ class Optimizer:
     >>> (w * w).sum().backward()
     >>> optimizer.step()
     >>> w.detach(), optimizer.state[0]
-    (tensor([ 0.5, -1.5]), {'step': 1})
+    (tensor([ 0.5000, -1.5000]), {'step': 1})
     """
 
     #: State entries kept in float32 whatever the parameter's dtype, as torch keeps them in
@@ -241,7 +241,7 @@ class Optimizer:
         >>> with lucid.no_grad():
         ...     sgd.update(p, lucid.tensor([1.0, -1.0]), {}, sgd.param_groups[0])
         >>> p.detach()
-        tensor([0.5, 2.5])
+        tensor([0.5000, 2.5000])
         """
         rule = self.elementwise_rule(group)
         if rule is None:
@@ -298,7 +298,7 @@ class Optimizer:
         >>> sgd = optim.SGD([w], lr=0.5)
         >>> w.grad = lucid.tensor([1.0])
         >>> sgd.run_step(None), w.detach(), sgd.step_count  # no hooks, no schedules, not counted
-        (None, tensor([0.5]), 0)
+        (None, tensor([0.5000]), 0)
         """
         loss = None
         if closure is not None:

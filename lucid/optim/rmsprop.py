@@ -129,7 +129,7 @@ class RMSprop(Optimizer):
     >>> optimizer.step()   # g / sqrt(0.25 g^2) = 2 sign(g)
     >>> w
     Parameter containing:
-    tensor([ 0.98, -1.98], requires_grad=True)
+    tensor([ 0.9800, -1.9800], requires_grad=True)
     >>> sorted(optimizer.state[0])
     ['square_avg', 'step']
     """

@@ -100,9 +100,9 @@ class Rprop(Optimizer):
     ...     optimizer.step()
     >>> w   # steps of 0.25, then (same signs) 0.5
     Parameter containing:
-    tensor([ 0.25, -1.25], requires_grad=True)
+    tensor([ 0.2500, -1.2500], requires_grad=True)
     >>> optimizer.state[0]["step_size"]
-    tensor([0.5, 0.5])
+    tensor([0.5000, 0.5000])
     """
 
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-2, etas: tuple[float, float] = (0.5, 1.2),

@@ -130,7 +130,7 @@ class SGD(Optimizer):
     ...     optimizer.step()
     >>> w
     Parameter containing:
-    tensor([ 0.46, -0.46], requires_grad=True)
+    tensor([ 0.4600, -0.4600], requires_grad=True)
     """
 
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-3, momentum: float = 0,

@@ -485,7 +485,7 @@ class SkipNonFinite(_OptimizerWrapper):
     >>> w.grad = lucid.tensor([1.0, 1.0])
     >>> guard.step()
     >>> w.detach(), guard.last_step_skipped
-    (tensor([0.9, 0.9]), False)
+    (tensor([0.9000, 0.9000]), False)
     """
 
     _state_key = "skip_nonfinite"

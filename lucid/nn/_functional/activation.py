@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ..._ops.elementwise import relu as _relu, sigmoid as _sigmoid, tanh as _tanh, where
 from ..._ops.reduction import log_softmax as _log_softmax, softmax as _softmax
 from lucid._ops import activation as _activation
+from ..._autograd import named_node
 from ..._tensor import Tensor
 
 from .checks import refuse_inplace, require_tensor
@@ -45,6 +46,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return _relu(input)
 
 
+@named_node("HardtanhBackward0")
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
     """``input`` clamped to ``[min_val, max_val]``; the gradient is 0 outside (and on) the bounds.
 
@@ -53,7 +55,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     >>> import lucid
     >>> import lucid.nn.functional as F
     >>> F.hardtanh(lucid.tensor([-2.0, 0.5, 3.0]))
-    tensor([-1. ,  0.5,  1. ])
+    tensor([-1.0000,  0.5000,  1.0000])
     """
     refuse_inplace(inplace)
     if min_val > max_val:
@@ -97,7 +99,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     >>> import lucid
     >>> import lucid.nn.functional as F
     >>> F.elu(lucid.tensor([-1.0, 2.0], dtype=lucid.float64))
-    tensor([-0.63212056,  2.        ], dtype=lucid.float64)
+    tensor([-0.6321,  2.0000], dtype=lucid.float64)
     """
     refuse_inplace(inplace)
     return _activation.elu(input, alpha)
@@ -128,9 +130,9 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     >>> import lucid
     >>> import lucid.nn.functional as F
     >>> F.gelu(lucid.tensor([-1.0, 0.0, 1.0], dtype=lucid.float64))
-    tensor([-0.15865525,  0.        ,  0.84134475], dtype=lucid.float64)
+    tensor([-0.1587,  0.0000,  0.8413], dtype=lucid.float64)
     >>> F.gelu(lucid.tensor([1.0], dtype=lucid.float64), approximate="tanh")
-    tensor([0.84119199], dtype=lucid.float64)
+    tensor([0.8412], dtype=lucid.float64)
     """
     require_tensor(input, "input", "gelu", 1)
     if approximate == "none":
@@ -148,7 +150,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     >>> import lucid
     >>> import lucid.nn.functional as F
     >>> F.silu(lucid.tensor([0.0, 1.0], dtype=lucid.float64))
-    tensor([0.        , 0.73105858], dtype=lucid.float64)
+    tensor([0.0000, 0.7311], dtype=lucid.float64)
     """
     refuse_inplace(inplace)
     return _activation.silu(input)
@@ -162,7 +164,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     >>> import lucid
     >>> import lucid.nn.functional as F
     >>> F.softplus(lucid.tensor([0.0, 30.0], dtype=lucid.float64))
-    tensor([ 0.69314718, 30.        ], dtype=lucid.float64)
+    tensor([ 0.6931, 30.0000], dtype=lucid.float64)
     """
     require_tensor(input, "input", "softplus", 1)
     return _activation.softplus(input, beta, threshold)
@@ -176,7 +178,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     >>> import lucid
     >>> import lucid.nn.functional as F
     >>> F.mish(lucid.tensor([0.0, 1.0], dtype=lucid.float64))
-    tensor([0.        , 0.86509839], dtype=lucid.float64)
+    tensor([0.0000, 0.8651], dtype=lucid.float64)
     """
     refuse_inplace(inplace)
     return _activation.mish(input)
@@ -190,7 +192,7 @@ def softsign(input: Tensor) -> Tensor:
     >>> import lucid
     >>> import lucid.nn.functional as F
     >>> F.softsign(lucid.tensor([-1.0, 3.0]))
-    tensor([-0.5 ,  0.75])
+    tensor([-0.5000,  0.7500])
     """
     return _activation.softsign(input)
 
@@ -203,7 +205,7 @@ def sigmoid(input: Tensor) -> Tensor:
     >>> import lucid
     >>> import lucid.nn.functional as F
     >>> F.sigmoid(lucid.tensor([0.0]))
-    tensor([0.5])
+    tensor([0.5000])
     """
     return _sigmoid(input)
 
@@ -274,8 +276,8 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     >>> import lucid
     >>> import lucid.nn.functional as F
     >>> F.softmax(lucid.tensor([[0.0, 0.0], [0.0, 1000.0]]), dim=1)
-    tensor([[0.5, 0.5],
-            [0. , 1. ]])
+    tensor([[0.5000, 0.5000],
+            [0.0000, 1.0000]])
     """
     require_tensor(input, "input", "softmax", 1)
     if dim is None:

@@ -41,7 +41,7 @@ def _weighted(losses, weight, input, reduction: str, mean_over_weight: bool = Tr
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
-@in_working_precision("MseLossBackward")
+@in_working_precision("MseLossBackward0")
 def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
              reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     """The squared error ``(input - target) ** 2``, reduced.
@@ -77,7 +77,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, re
     return apply_reduction(diff * diff, reduction)
 
 
-@in_working_precision("L1LossBackward")
+@in_working_precision(None)  # torch composes it: abs, then mean or sum
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     """The absolute error ``|input - target|``, reduced; its gradient at 0 is 0, as torch's.
@@ -115,7 +115,7 @@ def _quadratic_then_linear(diff, threshold: float, scale_quadratic: bool):
     return where(z < threshold, 0.5 * z * z, threshold * (z - 0.5 * threshold))  # Huber
 
 
-@in_working_precision("SmoothL1LossBackward")
+@in_working_precision("SmoothL1LossBackward0")
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
                    reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """``0.5 z**2 / beta`` where ``z = |input - target| < beta``, else ``z - 0.5 beta``, reduced.
@@ -141,7 +141,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     >>> import lucid
     >>> import lucid.nn.functional as F
     >>> F.smooth_l1_loss(lucid.tensor([0.5, 3.0]), lucid.tensor([0.0, 0.0]), reduction="none")
-    tensor([0.125, 2.5  ])
+    tensor([0.1250, 2.5000])
     """
     _pointwise_inputs(input, target, "smooth_l1_loss")
     reduction = legacy_reduction(size_average, reduce, reduction)
@@ -153,7 +153,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     return apply_reduction(_quadratic_then_linear(input - target, beta, scale_quadratic=True), reduction)
 
 
-@in_working_precision("HuberLossBackward")
+@in_working_precision("HuberLossBackward0")
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Tensor | None = None) -> Tensor:
     """``0.5 z**2`` where ``z = |input - target| < delta``, else ``delta (z - 0.5 delta)``, reduced.
@@ -178,7 +178,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     >>> import lucid
     >>> import lucid.nn.functional as F
     >>> F.huber_loss(lucid.tensor([0.5, 3.0]), lucid.tensor([0.0, 0.0]), reduction="none", delta=2.0)
-    tensor([0.125, 4.   ])
+    tensor([0.1250, 4.0000])
     """
     _pointwise_inputs(input, target, "huber_loss")
     if delta <= 0:
@@ -208,7 +208,7 @@ def _binary_weight(weight, input):
     return weight.detach().to(input.dtype)
 
 
-@in_working_precision("BinaryCrossEntropyBackward")
+@in_working_precision("BinaryCrossEntropyBackward0")
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
                          reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """``-w (y log x + (1 - y) log(1 - x))`` for probabilities ``input``, reduced.
@@ -260,7 +260,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     return apply_reduction(losses, reduction)
 
 
-@in_working_precision("BinaryCrossEntropyWithLogitsBackward")
+@in_working_precision("BinaryCrossEntropyWithLogitsBackward0")
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      size_average: bool | None = None, reduce: bool | None = None,
                                      reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:

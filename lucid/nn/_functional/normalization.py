@@ -113,7 +113,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
     dims = tuple(range(input.ndim - k, input.ndim))
     if input.dtype.is_floating_point and all(t is None or t.dtype is input.dtype for t in (weight, bias)):
         return _layer_norm(input, dims, weight, bias, eps)  # one node, torch's closed-form backward
-    (input, weight, bias), narrow = widened(input, weight, bias, name="NativeLayerNormBackward")
+    (input, weight, bias), narrow = widened(input, weight, bias, name="NativeLayerNormBackward0")
     mean = input.mean(dim=dims, keepdim=True)
     centred = input - mean
     variance = (centred * centred).mean(dim=dims, keepdim=True)
@@ -167,7 +167,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     tensor([[-1., -1.],
             [ 1.,  1.]])
     >>> mean, var
-    (tensor([0.2, 2. ]), tensor([ 1.1, 20.9]))
+    (tensor([0.2000, 2.0000]), tensor([ 1.1000, 20.9000]))
     """
     require_tensor(input, "input", "batch_norm", 1)
     if input.ndim < 2:
@@ -182,7 +182,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     count = input.numel() // channels if channels else 0
     shape = (1, channels) + (1,) * (input.ndim - 2)
     # the running statistics stay as they are
-    (input, weight, bias), narrow = widened(input, weight, bias, name="NativeBatchNormBackward")
+    (input, weight, bias), narrow = widened(input, weight, bias, name="NativeBatchNormBackward0")
     if training:
         check_batch_statistics(input)
         mean = input.mean(dim=dims, keepdim=True)

@@ -52,7 +52,7 @@ def lstm_cell(x, state, w_ih, w_hh, b_ih=None, b_hh=None, w_hr=None):
     >>> from lucid.nn._functional.rnn import lstm_cell
     >>> h, c = lstm_cell(lucid.zeros(1, 2), (lucid.zeros(1, 1), lucid.ones(1, 1)), lucid.zeros(4, 2), lucid.zeros(4, 1))
     >>> c  # f = sigmoid(0) keeps half the cell; i * g = 0.5 * tanh(0) adds nothing
-    tensor([[0.5]])
+    tensor([[0.5000]])
     """
     h, c = state
     gates = _gates(x, h, w_ih, w_hh, b_ih, b_hh)
@@ -76,7 +76,7 @@ def gru_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
     >>> import lucid
     >>> from lucid.nn._functional.rnn import gru_cell
     >>> gru_cell(lucid.zeros(1, 2), lucid.ones(1, 1), lucid.zeros(3, 2), lucid.zeros(3, 1))  # z = 0.5
-    tensor([[0.5]])
+    tensor([[0.5000]])
     """
     gi, gh = linear(x, w_ih, b_ih), linear(h, w_hh, b_hh)
     size = gi.shape[-1] // 3

@@ -87,7 +87,7 @@ class Sigmoid(Module):
     >>> import lucid
     >>> from lucid import nn
     >>> nn.Sigmoid()(lucid.tensor([0.0]))
-    tensor([0.5])
+    tensor([0.5000])
     """
 
     def forward(self, input: Tensor) -> Tensor:
@@ -98,7 +98,7 @@ class Sigmoid(Module):
         >>> import lucid
         >>> from lucid import nn
         >>> nn.Sigmoid()(lucid.tensor([0.0]))
-        tensor([0.5])
+        tensor([0.5000])
         """
         return sigmoid(input)
 
@@ -131,7 +131,7 @@ class GELU(Module):
     >>> nn.GELU(approximate="tanh")
     GELU(approximate='tanh')
     >>> nn.GELU()(lucid.tensor([0.0, 1.0], dtype=lucid.float64))
-    tensor([0.        , 0.84134475], dtype=lucid.float64)
+    tensor([0.0000, 0.8413], dtype=lucid.float64)
     """
 
     def __init__(self, approximate: str = "none") -> None:
@@ -268,7 +268,7 @@ class Hardtanh(_Inplace):
     >>> nn.Hardtanh(-2.0, 2.0)
     Hardtanh(min_val=-2.0, max_val=2.0)
     >>> nn.Hardtanh()(lucid.tensor([-3.0, 0.5]))
-    tensor([-1. ,  0.5])
+    tensor([-1.0000,  0.5000])
     """
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
@@ -327,7 +327,7 @@ class Softsign(Module):
     >>> import lucid
     >>> from lucid import nn
     >>> nn.Softsign()(lucid.tensor([1.0]))
-    tensor([0.5])
+    tensor([0.5000])
     """
 
     def forward(self, input: Tensor) -> Tensor:
@@ -356,7 +356,7 @@ class Softmax(_SoftmaxFamily):
     >>> import lucid
     >>> from lucid import nn
     >>> nn.Softmax(dim=1)(lucid.tensor([[0.0, 0.0]]))
-    tensor([[0.5, 0.5]])
+    tensor([[0.5000, 0.5000]])
     """
 
     def forward(self, input: Tensor) -> Tensor:
@@ -376,7 +376,7 @@ class LogSoftmax(_SoftmaxFamily):
     >>> import lucid
     >>> from lucid import nn
     >>> nn.LogSoftmax(dim=0)(lucid.tensor([0.0, 0.0], dtype=lucid.float64))
-    tensor([-0.69314718, -0.69314718], dtype=lucid.float64)
+    tensor([-0.6931, -0.6931], dtype=lucid.float64)
     """
 
     def forward(self, input: Tensor) -> Tensor:

@@ -152,7 +152,7 @@ class Sequential(Module):
         >>> import lucid
         >>> from lucid import nn
         >>> nn.Sequential(nn.ReLU(), nn.Sigmoid())(lucid.tensor([-5.0, 0.0]))
-        tensor([0.5, 0.5])
+        tensor([0.5000, 0.5000])
         """
         for module in self:
             input = module(input)

@@ -100,7 +100,7 @@ class Linear(Module):
         >>> layer.load_state_dict({"weight": lucid.tensor([[1.0, 2.0]]), "bias": lucid.tensor([0.5])})
         <All keys matched successfully>
         >>> layer(lucid.tensor([[1.0, 1.0]]))
-        tensor([[3.5]], grad_fn=<AddmmBackward>)
+        tensor([[3.5000]], grad_fn=<AddmmBackward0>)
         """
         return F.linear(input, self.weight, self.bias)
 

@@ -95,7 +95,7 @@ class LayerNorm(Module):
     >>> norm
     LayerNorm((2,), eps=0.0, elementwise_affine=True, bias=True)
     >>> norm(lucid.tensor([[1.0, 3.0]]))
-    tensor([[-1.,  1.]], grad_fn=<NativeLayerNormBackward>)
+    tensor([[-1.,  1.]], grad_fn=<NativeLayerNormBackward0>)
     >>> list(norm.state_dict())
     ['weight', 'bias']
     """
@@ -188,7 +188,7 @@ class BatchNorm1d(Module):
      ('running_var', (2,), lucid.float32), ('num_batches_tracked', (), lucid.int64)]
     >>> _ = bn(lucid.tensor([[1.0, 10.0], [3.0, 30.0]]))
     >>> bn.running_mean, bn.num_batches_tracked
-    (tensor([0.2, 2. ]), tensor(1))
+    (tensor([0.2000, 2.0000]), tensor(1))
     """
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,

@@ -80,7 +80,7 @@ class Embedding(Module):
     >>> emb(lucid.tensor([[1, 2, 0], [4, 4, 9]])).shape
     (2, 3, 3)
     >>> emb.weight[0]
-    tensor([0., 0., 0.], grad_fn=<IndexBackward>)
+    tensor([0., 0., 0.], grad_fn=<SelectBackward0>)
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,

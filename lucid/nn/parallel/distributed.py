@@ -199,7 +199,9 @@ class DistributedDataParallel(Module):
                 queue_callback(self._reduce_gradients)
             return (grad,)
 
-        return record(tensor.detach(), "DistributedDataParallelBackward", (tensor,), backward)
+        # torch's DDP adds no node of its own: the output prints the module's last op
+        name = tensor.grad_fn.name if tensor.grad_fn is not None else "AliasBackward0"
+        return record(tensor.detach(), name, (tensor,), backward)
 
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:

@@ -351,7 +351,7 @@ def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float, f
     >>> w.grad = lucid.tensor([-5.0, 0.5, 2.0])
     >>> clip_grad_value_([w], 1.0)
     >>> w.grad
-    tensor([-1. ,  0.5,  1. ])
+    tensor([-1.0000,  0.5000,  1.0000])
     """
     caller = "clip_grad_value_"
     params = _tensor_list(parameters, "parameters", caller)

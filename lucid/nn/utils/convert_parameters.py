@@ -51,7 +51,7 @@ def parameters_to_vector(parameters: Tensor | Iterable[Tensor]) -> Tensor:
     ...     _ = layer.weight.fill_(1.0)
     ...     _ = layer.bias.fill_(-1.0)
     >>> parameters_to_vector(layer.parameters())
-    tensor([ 1.,  1., -1.], grad_fn=<CatBackward>)
+    tensor([ 1.,  1., -1.], grad_fn=<CatBackward0>)
     """
     caller = "parameters_to_vector"
     params = _tensor_list(parameters, "parameters", caller)

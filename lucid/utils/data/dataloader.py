@@ -37,7 +37,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
     [tensor([[1., 2.],
             [3., 4.]]), tensor([0, 1])]
     >>> default_collate([{"x": 0.5, "name": "a"}, {"x": 1.5, "name": "b"}])
-    {'x': tensor([0.5, 1.5], dtype=lucid.float64), 'name': ['a', 'b']}
+    {'x': tensor([0.5000, 1.5000], dtype=lucid.float64), 'name': ['a', 'b']}
     """
     elem = batch[0]
     if isinstance(elem, Tensor):
