@@ -51,3 +51,15 @@ def test_mlx_floor_benchmark_quick_mode_prints_a_row_per_optimizer_and_layout(ca
     assert len(rows) == 3 * len(bench_optim_step.QUICK_LAYOUTS)
     for row in rows:
         assert all(float(c.strip()) > 0 for c in row.split("|")[3:8]), row
+
+
+def test_transformer_benchmark_quick_mode_prints_a_row_per_activation(capsys):
+    pytest.importorskip("torch")
+    import bench_transformer
+
+    assert bench_transformer.main(["--quick"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| ") and "---" not in line and "feed-forward" not in line]
+    assert [row.split("|")[1].strip() for row in rows] == ["GELU", "ReLU"]
+    for row in rows:
+        assert all(float(c.strip().rstrip("x")) > 0 for c in row.split("|")[2:7]), row

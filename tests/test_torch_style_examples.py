@@ -30,6 +30,10 @@ SCRIPTS = {
     "mlp_regression": {"epochs": 2},
     "lstm_language_model": {"epochs": 1, "dropout": 0.0},  # dropout masks come from different generators
     "sparse_recommender": {"epochs": 1},
+    # attention and the Transformer (issue 24): a dozen steps of small models, dropout off
+    "char_gpt": {"epochs": 1, "steps_per_epoch": 12, "n_embd": 32, "block_size": 16, "batch": 8, "dropout": 0.0,
+                 "sample_length": 4},
+    "transformer_seq2seq": {"epochs": 1, "batches": 12, "batch": 8, "dropout": 0.0},
 }
 
 

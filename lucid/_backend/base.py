@@ -23,6 +23,7 @@ _COMPARE = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equa
 _LOGICAL = ("logical_and", "logical_or", "logical_xor")
 _BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor")  # issue 24
 _INPLACE = ("add", "multiply", "divide", "negative", "sqrt", "abs", "sign", "maximum", "minimum")
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 _SQRT1_2 = math.sqrt(0.5)
 
 
@@ -272,6 +273,18 @@ class Backend:
         """The standard normal distribution function ``Phi(a) = erfc(-a / sqrt(2)) / 2``."""
         return self.multiply(0.5, self.erfc(self.multiply(-_SQRT1_2, a)))
 
+    def gelu_parts(self, a):
+        """GELU at ``a``: its value ``a Phi(a)`` rounded to ``a``'s dtype, and its derivative
+        ``Phi(a) + a phi(a)`` left at the working precision (:meth:`working_dtype`), where the
+        backward multiplies it by the gradient and rounds once."""
+        dtype = self.dtype_of(a)
+        work = self.working_dtype(dtype)
+        x = a if work is dtype else self.astype(a, work)
+        phi = self.ndtr(x)
+        slope = self.add(phi, self.multiply(x, self.multiply(_INV_SQRT_2PI, self.exp_neg_square(x, 0.5))))
+        value = self.multiply(x, phi)
+        return (value if work is dtype else self.astype(value, dtype)), slope
+
     def exp_neg_square(self, a, scale=1.0):
         """``exp(-scale * a**2)`` (``scale`` 1 or 1/2): where the format has no digits to
         spare, a backend keeps the rounding of ``a**2`` (times ``scale a**2``) out of it."""
@@ -314,6 +327,11 @@ class Backend:
 
     def where(self, condition, a, b):
         return self._xp.where(condition, a, b)
+
+    def keep_where(self, condition, a):
+        """``a`` where ``condition`` holds, ``+0`` elsewhere (``a``'s shape; ``condition`` broadcasts
+        to it): the backward of a mask, of relu, of dropout."""
+        return self.where(condition, a, self.zeros_like(a))
 
     def compare(self, op: str, a, b):
         """``op`` is one of equal, not_equal, less, less_equal, greater, greater_equal."""

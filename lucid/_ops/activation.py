@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 
+from .. import _dtype
+from .._autograd import record
 from .._tensor import Tensor
 from .elementwise import _sech2, _unary
 
 __all__ = ["gelu", "gelu_tanh", "silu", "softplus", "mish", "elu", "softsign", "leaky_relu"]
 
-_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 _TANH_GELU_SCALE = math.sqrt(2 / math.pi)
 _TANH_GELU_CUBIC = 0.044715
 
@@ -27,7 +28,8 @@ def _softplus(b, z):
 
 
 def gelu(a: Tensor) -> Tensor:
-    """``x Phi(x)``; its derivative ``Phi(x) + x phi(x)``.
+    """``x Phi(x)``; its derivative ``Phi(x) + x phi(x)``, computed with the value (one pass, the
+    backend's :meth:`~lucid._backend.base.Backend.gelu_parts`) and kept at the working precision.
 
     Examples
     --------
@@ -36,8 +38,15 @@ def gelu(a: Tensor) -> Tensor:
     >>> gelu(lucid.tensor([-12.0, 0.0, 1.0])).tolist()  # the tail keeps its digits: x Phi(x) = -2.1317785e-32
     [-2.1317785478098008e-32, 0.0, 0.8413447737693787]
     """
-    return _unary("GeluBackward0", a, lambda b, x: x * b.ndtr(x),
-                  lambda b, x: b.ndtr(x) + x * (_INV_SQRT_2PI * b.exp_neg_square(x, 0.5)))
+    if not a.dtype.is_floating_point:
+        a = a.to(_dtype.default_float)
+    backend = a._backend
+    value, slope = backend.gelu_parts(a._data)  # the derivative kept, at the working precision
+
+    def backward(g):
+        return (backend.precisely(lambda b, g, s: b.multiply(g, s), g, slope),)
+
+    return record(a._like(value), "GeluBackward0", (a,), backward, saved=(a,))
 
 
 def _tanh_gelu_argument(x):

@@ -462,7 +462,7 @@ def relu(a: Tensor) -> Tensor:
     out = a._like(backend.maximum(x, backend.zeros_like(x)))
     positive = backend.compare("greater", x, 0)
     return record(out, "ReluBackward0", (a,),
-                  lambda g: (backend.where(positive, g, backend.zeros_like(g)),))
+                  lambda g: (backend.keep_where(positive, g),))
 
 
 def abs(a: Tensor) -> Tensor:

@@ -86,7 +86,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if input.shape[-1] != in_features:
         _matmul_shape(input.shape, (in_features, out_features))  # raises torch's message
     backend, x, w = input._backend, input._data, weight._data
-    out = backend.matmul(x, backend.swapaxes(w, 0, 1))
+    if input.ndim > 2:  # one product of the rows, not a batch of small ones (NumPy's broadcast matmul)
+        rows = backend.reshape(x, (-1, in_features))
+        out = backend.reshape(backend.matmul(rows, backend.swapaxes(w, 0, 1)), input.shape[:-1] + (out_features,))
+    else:
+        out = backend.matmul(x, backend.swapaxes(w, 0, 1))
     if bias is not None:
         out = backend.inplace("add", out, bias._data)  # a new array: it may be written
     out = input._like(out)
@@ -115,7 +119,10 @@ def _linear_backward(backend, input, weight, bias):
 
     def backward(g):
         g2 = g if matrix else backend.reshape(g, (rows, out_features))
-        grad_input = backend.matmul(g, w) if input.requires_grad else None
+        grad_input = None
+        if input.requires_grad:
+            grad_input = backend.matmul(g2, w)
+            grad_input = grad_input if matrix else backend.reshape(grad_input, input.shape)
         grad_weight = None
         if weight.requires_grad:
             grad_weight = backend.matmul(backend.swapaxes(g2, 0, 1),

@@ -18,6 +18,7 @@ from .._ops.shape import cat
 from .._ops.embedding import lookup_rows
 from .._tensor import Tensor
 from .._ops.linalg import linear as _linear
+from .._ops.loss import class_cross_entropy as _class_cross_entropy
 from .._ops.precision import widened
 from ._functional import activation as _activation
 from ._functional.activation import (  # noqa: F401 - re-exported
@@ -32,11 +33,15 @@ from ._functional.loss import (  # noqa: F401 - re-exported
     binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, l1_loss, mse_loss, smooth_l1_loss,
 )
 from ._functional.normalization import batch_norm, dropout, layer_norm  # noqa: F401 - re-exported
+# attention (issue 24)
+from ._functional.attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: F401 - re-exported
 
 __all__ = [
     "linear", "embedding", "embedding_bag", "dropout", "layer_norm", "batch_norm", *_activation.__all__,
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "nll_loss", "cross_entropy", "one_hot",
+    # attention (issue 24)
+    "scaled_dot_product_attention", "multi_head_attention_forward",
 ]
 
 # --- layers --------------------------------------------------------------------------------
@@ -478,6 +483,17 @@ def _check_class_target(input, target) -> None:
     _same_device(input, target)
 
 
+def _check_target_range(labels, classes: int, ignore_index: int):
+    """Which ``labels`` are ``ignore_index``; torch's IndexError where another is outside [0, classes)."""
+    ignored = labels == ignore_index
+    outside = (labels < 0) | (labels >= classes)
+    if labels.numel() and bool((outside & ~ignored).any()):  # one host sync
+        bad = where(ignored, 0, labels)
+        low, high = _min(bad).item(), _max(bad).item()
+        raise IndexError(f"Target {low if low < 0 else high} is out of bounds.")
+    return ignored
+
+
 def _picked_losses(input, target, weight, ignore_index):
     """Per-element ``-w[y] * input[y]`` (0 where ignored) and the per-element weights, both target-shaped.
 
@@ -491,12 +507,7 @@ def _picked_losses(input, target, weight, ignore_index):
     else:  # move the class dimension last: (N, d1, ..., C)
         scores = input.permute(0, *range(2, input.ndim), 1).reshape(-1, classes)
     labels = target.reshape(-1)
-    ignored = labels == ignore_index
-    outside = (labels < 0) | (labels >= classes)
-    if labels.numel() and bool((outside & ~ignored).any()):  # one host sync
-        bad = where(ignored, 0, labels)
-        low, high = _min(bad).item(), _max(bad).item()
-        raise IndexError(f"Target {low if low < 0 else high} is out of bounds.")
+    ignored = _check_target_range(labels, classes, ignore_index)
     safe = where(ignored, 0, labels)
     picked = scores[_factory.arange(labels.numel(), device=labels.device), safe]
     if weight is None:
@@ -673,6 +684,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         weight = _class_weight(weight, input, classes, fn="cross_entropy: ")
         return _probability_loss(_log_softmax(input, class_dim), target, weight, reduction,
                                  label_smoothing, classes)
+    if (input.ndim == 2 and weight is None and label_smoothing == 0 and reduction != "none"
+            and input.dtype.is_floating_point and target.ndim == 1):
+        _check_class_target(input, target)
+        _check_target_range(target, classes, ignore_index)
+        return _class_cross_entropy(input, target, ignore_index, reduction)  # one node, torch's closed form
     logp = _log_softmax(input, class_dim)
     if label_smoothing > 0:
         _check_class_target(input, target)

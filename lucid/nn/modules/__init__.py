@@ -10,6 +10,11 @@ from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Los
 from .normalization import BatchNorm1d, Dropout, LayerNorm
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .sparse import Embedding, EmbeddingBag
+# attention and the Transformer (issue 24)
+from .attention import MultiheadAttention
+from .transformer import (
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+)
 
 __all__ = [
     "Linear", "Embedding", "EmbeddingBag", "Dropout", "LayerNorm", "BatchNorm1d",
@@ -18,4 +23,7 @@ __all__ = [
     "ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Mish", "Hardtanh", "Softplus", "Softsign", "Tanh",
     "Sigmoid", "Softmax", "LogSoftmax", "Identity", "Flatten", "Unflatten",
     "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss",
+    # attention and the Transformer (issue 24)
+    "MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
 ]

@@ -15,7 +15,7 @@ from ..parameter import Parameter
 if TYPE_CHECKING:
     import lucid  # the annotations' lucid.dtype
 
-__all__ = ["Linear"]
+__all__ = ["Linear"]  # torch's: NonDynamicallyQuantizableLinear is not exported
 
 
 class Linear(Module):
@@ -106,3 +106,15 @@ class Linear(Module):
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A :class:`Linear` under torch's name for :class:`MultiheadAttention`'s ``out_proj``
+    (which torch's quantization tools leave alone; to lucid it is a Linear).
+
+    Examples
+    --------
+    >>> from lucid import nn
+    >>> nn.MultiheadAttention(4, 2).out_proj
+    NonDynamicallyQuantizableLinear(in_features=4, out_features=4, bias=True)
+    """
