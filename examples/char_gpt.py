@@ -8,8 +8,9 @@ embeddings, blocks of LayerNorm, causal self-attention (its own module over
 residual connections, a final LayerNorm and a head tied to the token embedding; nanoGPT's
 initialisation and its AdamW with weight decay on the matrices only. It learns the
 characters of a synthetic corpus (sentences from a small grammar), then writes text from
-a prompt, choosing the most likely next character at each step (greedy: lucid has no
-``torch.multinomial`` yet). Choose the import with ``--backend``::
+a prompt, drawing each next character from the model's distribution with
+``torch.multinomial``, as nanoGPT does (each framework from its own random numbers, so the
+two samples differ). Choose the import with ``--backend``::
 
     python examples/char_gpt.py                    # import lucid as torch
     python examples/char_gpt.py --backend torch    # import torch
@@ -112,7 +113,8 @@ def make_model(torch, vocab_size: int, block_size: int, n_layer: int, n_head: in
         def generate(self, idx, max_new_tokens: int):
             for _ in range(max_new_tokens):
                 logits, _ = self(idx[:, -block_size:])
-                idx_next = logits[:, -1, :].argmax(dim=-1, keepdim=True)  # greedy (nanoGPT samples: multinomial)
+                probs = F.softmax(logits[:, -1, :], dim=-1)
+                idx_next = torch.multinomial(probs, num_samples=1)
                 idx = torch.cat((idx, idx_next), dim=1)
             return idx
 
@@ -139,7 +141,7 @@ def train(torch, epochs: int = 30, steps_per_epoch: int = 10, block_size: int = 
           n_layer: int = 2, n_head: int = 4, n_embd: int = 64, dropout: float = 0.1, sample_length: int = 40,
           dtype_name: str = "float32", device: str = "cpu", initial_state=None, log=None):
     """Train ``epochs`` of ``steps_per_epoch`` batches; return the state it started from, the per-step
-    losses, the validation loss and a greedy sample."""
+    losses, the validation loss and a sample."""
     text, val_text = make_text(400, seed=0), make_text(40, seed=1)
     chars = sorted(set(text + val_text))
     stoi = {c: i for i, c in enumerate(chars)}
