@@ -1328,13 +1328,15 @@ class Tensor:
         __matmul__ = __rmatmul__ = _ew.matmul
         __mod__ = __rmod__ = _ew.remainder
         __floordiv__ = __rfloordiv__ = _ew.floor_divide
-        __neg__, __abs__, __invert__ = _ew.neg, _ew.abs, _ew.logical_not
+        __neg__, __abs__, __invert__ = _ew.neg, _ew.abs, _methods._invert
         # elementwise, as torch's: a bool tensor where object's say bool
         __eq__ = _methods._eq  # type: ignore[assignment]
         __ne__ = _methods._ne  # type: ignore[assignment]
         __lt__, __le__, __gt__, __ge__ = _methods._lt, _methods._le, _methods._gt, _methods._ge
-        __and__ = __xor__ = _methods._logical_and
-        __or__ = _methods._logical_or
+        # bitwise, as torch's (logical on bool tensors)
+        __and__ = __rand__ = _ew.bitwise_and
+        __or__ = __ror__ = _ew.bitwise_or
+        __xor__ = __rxor__ = _ew.bitwise_xor
         __getitem__ = _indexing.getitem
         __setitem__ = _indexing.setitem
         add, sub, mul, div, pow, matmul = _ew.add, _ew.sub, _ew.mul, _ew.div, _ew.pow, _ew.matmul
