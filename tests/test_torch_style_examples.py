@@ -30,7 +30,11 @@ SCRIPTS = {
     "mlp_regression": {"epochs": 2},
     "lstm_language_model": {"epochs": 1, "dropout": 0.0},  # dropout masks come from different generators
     "sparse_recommender": {"epochs": 1},
+    # convolutions and max pooling (issue 24): 12 steps of 8 images, without dropout (as above)
+    "mnist_net": {"epochs": 1, "dropout": 0.0, "samples": 96, "batch_size": 8},
 }
+# the scripts' own options for the run as a program, beside --epochs 1: a short one
+PROGRAM_OPTIONS = {"mnist_net": ["--samples", "32"]}
 
 
 def _load(name):
@@ -89,6 +93,6 @@ def test_lucid_follows_torch_step_by_step(name, device, one_torch_thread):
 
 @pytest.mark.parametrize("name", list(SCRIPTS))
 def test_script_runs_as_a_program_on_lucid(name):
-    result = subprocess.run([sys.executable, str(ROOT / f"{name}.py"), "--epochs", "1"], capture_output=True,
-                            text=True, timeout=300, check=True)
+    result = subprocess.run([sys.executable, str(ROOT / f"{name}.py"), "--epochs", "1", *PROGRAM_OPTIONS.get(name, [])],
+                            capture_output=True, text=True, timeout=300, check=True)
     assert result.stdout.strip().splitlines()[-1].startswith("done with lucid:")

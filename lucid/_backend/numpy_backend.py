@@ -16,7 +16,7 @@ import numpy as np
 from .. import _dtype
 from . import erf64
 from . import rules as _rules
-from .base import Backend
+from .base import Backend, window_counts
 
 _JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -92,6 +92,20 @@ class NumpyBackend(Backend):
 
     def erfc(self, a):
         return _erfc(a)
+
+    def windows(self, a, kernel, stride, dilation):
+        # a strided view: no copy (the product that reads it makes the one im2col copy)
+        a = np.asarray(a)
+        out = window_counts(a.shape[2:], kernel, stride, dilation)
+        spatial = a.strides[2:]
+        strides = a.strides[:2] + tuple(t * r for t, r in zip(spatial, dilation)) + tuple(
+            t * s for t, s in zip(spatial, stride))
+        return np.lib.stride_tricks.as_strided(a, a.shape[:2] + tuple(kernel) + out, strides, writeable=False)
+
+    def _add_into(self, a, index, values):
+        view = a[index]
+        np.add(view, values, out=view)
+        return a
 
     def getitem(self, a, index):
         if len(index) == 1 and isinstance(index[0], np.ndarray) and index[0].dtype.kind == "i" and a.ndim:
