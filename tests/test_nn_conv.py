@@ -169,12 +169,13 @@ def test_pooling_matches_torch(case, device, dtype):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_max_pool_takes_nan_and_infinities_as_torch(device):
-    x = np.array([[[1.0, np.nan, 3.0, -np.inf, -np.inf, 2.0, np.inf, np.nan]]])
-    for fn, tfn in ((F.max_pool1d, TF.max_pool1d),):
-        out, where = fn(lucid.tensor(x, device=device), 2, return_indices=True)
-        t_out, t_where = tfn(torch.tensor(x), 2, return_indices=True)
-        np.testing.assert_array_equal(host(out), t_out.numpy())
-        assert where.tolist() == t_where.tolist()
+    # a nan wins (the last one where there are two), -inf windows point at their first element,
+    # a tie at the largest at the first of them
+    x = np.array([[[1.0, np.nan, 3.0, np.nan, 5.0, np.nan, -np.inf, -np.inf, -np.inf, np.inf, 2.0, np.inf]]])
+    out, where = F.max_pool1d(lucid.tensor(x, device=device), 3, return_indices=True)
+    t_out, t_where = TF.max_pool1d(torch.tensor(x), 3, return_indices=True)
+    np.testing.assert_array_equal(host(out), t_out.numpy())
+    assert where.tolist() == t_where.tolist() == [[[1, 5, 6, 9]]]
 
 
 BATCH_NORM_CASES = {

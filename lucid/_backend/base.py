@@ -278,6 +278,10 @@ class Backend:
     def where(self, condition, a, b):
         return self._xp.where(condition, a, b)
 
+    def keep_where(self, keep, a):
+        """``a`` where the bool array ``keep`` holds, 0 elsewhere (whatever ``a`` is there, nan included)."""
+        return self.where(keep, a, self.zeros((), self.dtype_of(a)))
+
     def compare(self, op: str, a, b):
         """``op`` is one of equal, not_equal, less, less_equal, greater, greater_equal."""
         _check_name(op, _COMPARE, "comparison")
@@ -530,21 +534,19 @@ class Backend:
 
     def max_windows(self, a, kernel, stride, dilation):
         """The largest element of each window of ``a`` (see :meth:`windows`) and its position
-        in the window (row-major over the kernel, int64): the first largest, or the first nan
-        (nan propagates, as in torch)."""
+        in the window (row-major over the kernel, int64): the first largest, or where a nan
+        is, the last nan (nan propagates), as torch's kernel finds them."""
         cols = self.windows(a, kernel, stride, dilation)
         pieces = [cols[(slice(None), slice(None)) + offset] for offset in itertools.product(*(range(k) for k in kernel))]
         peak = pieces[0]
         for piece in pieces[1:]:
             peak = self.maximum(peak, piece)  # nan wins
         position = self.full(self.shape(peak), len(pieces) - 1, _dtype.int64)
-        has_nan = bool(self.any(self.logical_not(self.compare("equal", peak, peak))))
         for k in reversed(range(len(pieces) - 1)):  # the first position that holds the peak
-            piece = pieces[k]
-            hit = self.compare("equal", piece, peak)
-            if has_nan:
-                hit = self.logical("logical_or", hit, self.logical_not(self.compare("equal", piece, piece)))
-            position = self.where(hit, k, position)
+            position = self.where(self.compare("equal", pieces[k], peak), k, position)
+        if bool(self.any(self.compare("not_equal", peak, peak))):
+            for k, piece in enumerate(pieces):  # the last nan
+                position = self.where(self.compare("not_equal", piece, piece), k, position)
         return peak, position
 
     def unmax_windows(self, g, position, kernel, size, stride, dilation):

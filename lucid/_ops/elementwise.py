@@ -446,10 +446,10 @@ def relu(a: Tensor) -> Tensor:
     tensor([0., 0., 2.])
     """
     backend, x = a._backend, a._data
-    out = a._like(backend.maximum(x, backend.zeros_like(x)))
+    zero = backend.zeros((), a.dtype)  # broadcast: no array of zeros to fill and read
+    out = a._like(backend.maximum(x, zero))
     positive = backend.compare("greater", x, 0)
-    return record(out, "ReluBackward", (a,),
-                  lambda g: (backend.where(positive, g, backend.zeros_like(g)),))
+    return record(out, "ReluBackward", (a,), lambda g: (backend.keep_where(positive, g),))
 
 
 def abs(a: Tensor) -> Tensor:

@@ -96,7 +96,7 @@ def _conv_padding(padding, kernel, stride, dilation, d: int) -> list:
     return [(p, p) for p in pads]
 
 
-def _batched(input, d: int):
+def with_batch(input, d: int):
     """``(input with a batch dimension, unbatch)``."""
     if input.ndim == d + 2:
         return input, lambda out: out
@@ -110,7 +110,7 @@ def convolve(input, weight, bias, stride, padding, dilation, groups, d: int, fn:
     _check_positive(stride, dilation)
     kernel = weight.shape[2:]
     widths = _conv_padding(padding, kernel, stride, dilation, d)
-    x, unbatch = _batched(input, d)
+    x, unbatch = with_batch(input, d)
     padded = [n + lo + hi for n, (lo, hi) in zip(x.shape[2:], widths)]
     reach = [v * (k - 1) + 1 for v, k in zip(dilation, kernel)]
     if any(p < r for p, r in zip(padded, reach)):
@@ -220,7 +220,7 @@ def convolve_transposed(input, weight, bias, stride, padding, output_padding, gr
         parts += [f"stride_{n}: {s}" for n, s in zip(names, stride)]
         parts += [f"dilation_{n}: {v}" for n, v in zip(names, dilation)]
         raise RuntimeError("output padding must be smaller than either stride or dilation, but got " + " ".join(parts))
-    x, unbatch = _batched(input, d)
+    x, unbatch = with_batch(input, d)
     kernel = weight.shape[2:]
     size = transposed_size(x.shape[2:], kernel, stride, pads, extra, dilation)
     if any(n <= 0 for n in size):

@@ -15,6 +15,7 @@ from ..._ops.elementwise import matmul
 from ..._ops.pooling import avg_pool, max_pool, pooled_size
 from ..._tensor import Tensor
 from .checks import require_tensor
+from .conv import with_batch
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d"]
 
@@ -28,12 +29,6 @@ def _ints(value, d: int, name: str, fn: str) -> tuple:
     if len(values) != d:
         raise RuntimeError(f"{fn}: {name} must either be a single int, or a tuple of {('', 'one', 'two')[d]} ints")
     return tuple(int(v) for v in values)
-
-
-def _batched(input, d: int):
-    if input.ndim == d + 2:
-        return input, lambda out: out
-    return input.unsqueeze(0), lambda out: out.squeeze(0)
 
 
 def _check_input(input, d: int, fn: str) -> None:
@@ -84,13 +79,19 @@ def _pool_sizes(input, kernel, stride, padding, dilation, ceil_mode, d: int, fn:
     return out
 
 
-def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, d: int, fn: str):
+def _window_args(input, kernel_size, stride, padding, d: int, fn: str) -> tuple:
+    """The input checked, and the window's kernel, stride (the kernel's by default) and padding as tuples."""
     _check_input(input, d, fn)
     kernel = _ints(kernel_size, d, "kernel_size", fn)
     stride = kernel if stride is None or (isinstance(stride, Sequence) and not stride) else \
         _ints(stride, d, "stride", fn)
-    padding, dilation = _ints(padding, d, "padding", fn), _ints(dilation, d, "dilation", fn)
-    x, unbatch = _batched(input, d)
+    return kernel, stride, _ints(padding, d, "padding", fn)
+
+
+def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, d: int, fn: str):
+    kernel, stride, padding = _window_args(input, kernel_size, stride, padding, d, fn)
+    dilation = _ints(dilation, d, "dilation", fn)
+    x, unbatch = with_batch(input, d)
     out = _pool_sizes(x, kernel, stride, padding, dilation, ceil_mode, d, fn)
     values, indices = max_pool(x, kernel, stride, padding, dilation, out, bool(return_indices))
     return (unbatch(values), unbatch(indices)) if return_indices else unbatch(values)
@@ -98,7 +99,7 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
 
 def max_pool1d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
                padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1, ceil_mode: bool = False,
-               return_indices: bool = False):
+               return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """The largest element of each window of ``kernel_size`` along the last dimension.
 
     Parameters
@@ -133,7 +134,7 @@ def max_pool1d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Se
 
 def max_pool2d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
                padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1, ceil_mode: bool = False,
-               return_indices: bool = False):
+               return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """The largest element of each ``kernel_size`` window of the last two dimensions.
 
     Parameters are those of :func:`max_pool1d`, each an int or a pair; the indices are flat
@@ -153,14 +154,10 @@ def max_pool2d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Se
 
 
 def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, d: int, fn: str):
-    _check_input(input, d, fn)
-    kernel = _ints(kernel_size, d, "kernel_size", fn)
-    stride = kernel if stride is None or (isinstance(stride, Sequence) and not stride) else \
-        _ints(stride, d, "stride", fn)
-    padding = _ints(padding, d, "padding", fn)
+    kernel, stride, padding = _window_args(input, kernel_size, stride, padding, d, fn)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    x, unbatch = _batched(input, d)
+    x, unbatch = with_batch(input, d)
     out = _pool_sizes(x, kernel, stride, padding, (1,) * d, ceil_mode, d, fn)
     return unbatch(avg_pool(x, kernel, stride, padding, out, count_include_pad, divisor_override))
 
@@ -245,16 +242,16 @@ def _adaptive_avg(input, output_size, d: int, fn: str) -> Tensor:
     else:
         if input.ndim not in (3, 4):
             raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}")
-        sizes = [output_size] * 2 if isinstance(output_size, numbers.Integral) or output_size is None \
+        given = [output_size] * 2 if isinstance(output_size, numbers.Integral) or output_size is None \
             else list(output_size)
-        if len(sizes) != 2:
+        if len(given) != 2:
             raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
-        sizes = [n if s is None else s for s, n in zip(sizes, input.shape[-2:])]
+        sizes = [n if s is None else int(s) for s, n in zip(given, input.shape[-2:])]
         if any(s < 0 for s in sizes):
             raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
                                f"received {{{', '.join(map(str, sizes))}}}")
     out = input
-    counts = 1.0
+    counts: Tensor | float = 1.0
     # the sum over each window (0/1 matrices), then one division by the window's size
     for k, (n, o) in enumerate(zip(input.shape[-d:], sizes)):
         summing = _summing_matrix(n, o, input)

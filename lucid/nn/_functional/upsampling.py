@@ -67,12 +67,12 @@ def _output_sizes(input, size, scale_factor, d: int, recompute_scale_factor) -> 
         raise ValueError("only one of size or scale_factor should be defined")
     spatial = input.shape[2:]
     if size is not None:
-        sizes = [size] * d if isinstance(size, numbers.Integral) else list(size)
-        if len(sizes) != d:
+        wanted = [size] * d if isinstance(size, numbers.Integral) else list(size)
+        if len(wanted) != d:
             raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
                              f"spatial dimensions of {list(spatial)} and output size of {size}. Please provide input "
                              f"tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
-        return tuple(int(s) for s in sizes), (None,) * d
+        return tuple(int(s) for s in wanted), (None,) * d
     scales = [scale_factor] * d if isinstance(scale_factor, numbers.Real) else list(scale_factor)
     if len(scales) != d:
         raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input with "

@@ -1,0 +1,64 @@
+"""Loops over windows compiled by numba: max pooling's, one pass over the windows forward
+(each window's largest element and its position, as torch's kernel finds them) and one
+over the output backward (each gradient added at its window's largest element), and the
+sum of a convolution's columns back onto its input (col2im).
+
+The array expressions of :meth:`~lucid._backend.base.Backend.max_windows` take a dozen
+passes over the data; these are what the NumPy backend runs where numba is installed.
+Arrays are contiguous, ``(B, H, W)`` (a 1-D pooling is ``H = 1``); numba keeps the machine
+code in its cache (``cache=True``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def max_pool(x, kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, out, position):  # pragma: no cover - compiled
+    """``out[b, i, j]``: the largest of window (i, j) of ``x[b]``, and ``position`` its index
+    in the window (row-major): the first largest, a nan wherever one is (the last), as torch."""
+    batch, rows, cols = out.shape
+    for b in range(batch):
+        for i in range(rows):
+            for j in range(cols):
+                best = -math.inf
+                where = 0
+                for p in range(kernel_h):
+                    for q in range(kernel_w):
+                        value = x[b, i * stride_h + p * dilation_h, j * stride_w + q * dilation_w]
+                        if value > best or value != value:
+                            best = value
+                            where = p * kernel_w + q
+                out[b, i, j] = best
+                position[b, i, j] = where
+
+
+@njit(cache=True, nogil=True)
+def max_unpool(g, position, kernel_w, stride_h, stride_w, dilation_h, dilation_w, grad):  # pragma: no cover - compiled
+    """``grad`` (zeros of the input's shape) with each ``g[b, i, j]`` added at its window's largest element."""
+    batch, rows, cols = g.shape
+    for b in range(batch):
+        for i in range(rows):
+            for j in range(cols):
+                where = position[b, i, j]
+                grad[b, i * stride_h + (where // kernel_w) * dilation_h,
+                     j * stride_w + (where % kernel_w) * dilation_w] += g[b, i, j]
+
+
+@njit(cache=True, nogil=True)
+def col2im(cols, stride_h, stride_w, dilation_h, dilation_w, out):  # pragma: no cover - compiled
+    """A convolution's columns ``cols[n, c, p, q, i, j]`` (the windows' elements) added into ``out``
+    (zeros) at ``[n, c, i * stride_h + p * dilation_h, j * stride_w + q * dilation_w]``, where
+    they were read: one pass instead of NumPy's one per kernel element."""
+    batch, channels, kernel_h, kernel_w, rows, width = cols.shape
+    for n in range(batch):
+        for c in range(channels):
+            for p in range(kernel_h):
+                for q in range(kernel_w):
+                    for i in range(rows):
+                        r = i * stride_h + p * dilation_h
+                        for j in range(width):
+                            out[n, c, r, j * stride_w + q * dilation_w] += cols[n, c, p, q, i, j]
