@@ -55,6 +55,9 @@ CONV_CASES = {
                                                    "groups": 2}, (2, 4, 4, 3)),
     "convT2d dilated": ("ConvTranspose2d", (3, 2, 3), {"dilation": 2, "padding": 2}, (2, 3, 4, 5)),
     "convT2d unbatched": ("ConvTranspose2d", (2, 3, 2), {"stride": 2}, (2, 3, 3)),
+    # output_padding past the stride (below the dilation): output elements no window reaches
+    "convT2d output_padding past stride": ("ConvTranspose2d", (2, 3, 3), {"dilation": 3, "output_padding": (2, 1)},
+                                          (1, 2, 3, 4)),
 }
 
 

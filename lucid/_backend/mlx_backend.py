@@ -129,11 +129,14 @@ class MlxBackend(Backend):
     def conv_input_grad(self, g, w, size, stride, dilation, groups):
         if g.dtype == mx.float64:
             return super().conv_input_grad(g, w, size, stride, dilation, groups)
-        primal = mx.zeros((g.shape[0],) + tuple(size) + (w.shape[1] * groups,), dtype=g.dtype)
+        # the input the windows reach (what lies past it gets no gradient), then zeros up to size
+        reach = tuple((o - 1) * s + v * (k - 1) + 1
+                      for o, s, v, k in zip(g.shape[2:], stride, dilation, w.shape[2:]))
+        primal = mx.zeros((g.shape[0],) + reach + (w.shape[1] * groups,), dtype=g.dtype)
         w_last = _channels_last(w)
         _, (grad,) = mx.vjp(lambda a: _conv_last(a, w_last, stride, dilation, groups), [primal],
                             [_channels_last(g)])
-        return _channels_first(grad)
+        return self.pad(_channels_first(grad), [(0, 0), (0, 0)] + [(0, n - r) for n, r in zip(size, reach)])
 
     def conv_weight_grad(self, x, g, kernel, stride, dilation, groups, saved=None):
         if g.dtype == mx.float64:

@@ -78,9 +78,18 @@ def conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None, stride: t
     kernel = weight.shape[2:]
     out = input._like(_add_bias(backend, backend.conv_input_grad(x, w, size, stride, dilation, groups), bias,
                                 input.ndim))
+    # the output elements the input's windows reach: past them (an output_padding beyond the
+    # stride) the output is the bias alone, and the gradient there reaches no input or weight
+    reach = [(n - 1) * s + v * (k - 1) + 1 for n, s, v, k in zip(input.shape[2:], stride, dilation, kernel)]
+    crop = [(0, 0), (0, 0)] + [(0, r - n) for r, n in zip(reach, size)]
 
-    return _record(out, input, weight, bias, lambda g: backend.conv(g, w, stride, dilation, groups)[0],
-                   lambda g: backend.conv_weight_grad(g, x, kernel, stride, dilation, groups))
+    def input_grad(g):
+        return backend.conv(backend.pad(g, crop), w, stride, dilation, groups)[0]
+
+    def weight_grad(g):
+        return backend.conv_weight_grad(backend.pad(g, crop), x, kernel, stride, dilation, groups)
+
+    return _record(out, input, weight, bias, input_grad, weight_grad)
 
 
 def constant_pad(input: Tensor, widths: list, value: float = 0.0) -> Tensor:
