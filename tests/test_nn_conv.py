@@ -122,7 +122,8 @@ def test_transposed_convolution_reaches_the_output_size_asked_for(device, dtype)
     ours = nn.ConvTranspose2d(3, 2, 3, stride=2, dtype=getattr(lucid, dtype))
     theirs = torch.nn.ConvTranspose2d(3, 2, 3, stride=2, dtype=getattr(torch, dtype))
     x = np.random.default_rng(2).standard_normal((1, 3, 4, 4))
-    out, _ = _sums_parity(ours.to(device), theirs, x, device, dtype, call=lambda module, t: module(t, output_size=[10, 9]))
+    out, _ = _sums_parity(ours.to(device), theirs, x, device, dtype,
+                          call=lambda module, t: module(t, output_size=[10, 9]))
     assert out.shape == (1, 2, 10, 9)
     # torch's message ends "(for an input of torch.Size([4, 4]))"; lucid has no Size type
     with pytest.raises(ValueError, match=r"requested an output size of \[12, 9\], but valid sizes range from "

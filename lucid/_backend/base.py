@@ -485,7 +485,8 @@ class Backend:
         kernel, out = tuple(shape[2:2 + d]), tuple(shape[2 + d:])
         if tuple(stride) == kernel and all(v == 1 for v in dilation):  # the windows tile: a transpose
             order = (0, 1) + tuple(i for k in range(d) for i in (2 + d + k, 2 + k))
-            tiled = self.reshape(self.transpose(cols, order), tuple(shape[:2]) + tuple(o * k for o, k in zip(out, kernel)))
+            tiled = self.reshape(self.transpose(cols, order),
+                                 tuple(shape[:2]) + tuple(o * k for o, k in zip(out, kernel)))
             return self.pad(tiled, [(0, 0), (0, 0)] + [(0, n - o * k) for n, o, k in zip(size, out, kernel)])
         total = self.zeros(tuple(shape[:2]) + tuple(size), self.dtype_of(cols))
         for offset in itertools.product(*(range(k) for k in kernel)):
@@ -537,7 +538,8 @@ class Backend:
         in the window (row-major over the kernel, int64): the first largest, or where a nan
         is, the last nan (nan propagates), as torch's kernel finds them."""
         cols = self.windows(a, kernel, stride, dilation)
-        pieces = [cols[(slice(None), slice(None)) + offset] for offset in itertools.product(*(range(k) for k in kernel))]
+        pieces = [cols[(slice(None), slice(None)) + offset]
+                  for offset in itertools.product(*(range(k) for k in kernel))]
         peak = pieces[0]
         for piece in pieces[1:]:
             peak = self.maximum(peak, piece)  # nan wins

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def max_pool(x, kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, out, position):  # pragma: no cover - compiled
+def max_pool(x, kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, out,
+             position):  # pragma: no cover - compiled
     """``out[b, i, j]``: the largest of window (i, j) of ``x[b]``, and ``position`` its index
     in the window (row-major): the first largest, a nan wherever one is (the last), as torch."""
     batch, rows, cols = out.shape
@@ -37,15 +39,20 @@ def max_pool(x, kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, 
 
 
 @njit(cache=True, nogil=True)
-def max_unpool(g, position, kernel_w, stride_h, stride_w, dilation_h, dilation_w, grad):  # pragma: no cover - compiled
+def max_unpool(g, position, kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w,
+               grad):  # pragma: no cover - compiled
     """``grad`` (zeros of the input's shape) with each ``g[b, i, j]`` added at its window's largest element."""
     batch, rows, cols = g.shape
+    down = np.empty(kernel_h * kernel_w, dtype=np.int64)  # each position's offset: no division per element
+    across = np.empty(kernel_h * kernel_w, dtype=np.int64)
+    for k in range(kernel_h * kernel_w):
+        down[k] = (k // kernel_w) * dilation_h
+        across[k] = (k % kernel_w) * dilation_w
     for b in range(batch):
         for i in range(rows):
             for j in range(cols):
                 where = position[b, i, j]
-                grad[b, i * stride_h + (where // kernel_w) * dilation_h,
-                     j * stride_w + (where % kernel_w) * dilation_w] += g[b, i, j]
+                grad[b, i * stride_h + down[where], j * stride_w + across[where]] += g[b, i, j]
 
 
 @njit(cache=True, nogil=True)

@@ -157,16 +157,17 @@ class NumpyBackend(Backend):
         grad = np.zeros((math.prod(lead),) + _padded_to_2d(size, 1), dtype=g.dtype)
         jit.max_unpool(np.ascontiguousarray(g).reshape((-1,) + _padded_to_2d(out, 1)),
                        np.ascontiguousarray(position).reshape((-1,) + _padded_to_2d(out, 1)),
-                       _padded_to_2d(kernel, 1)[1], *_padded_to_2d(stride, 1), *_padded_to_2d(dilation, 1), grad)
+                       *_padded_to_2d(kernel, 1), *_padded_to_2d(stride, 1), *_padded_to_2d(dilation, 1), grad)
         return grad.reshape(lead + tuple(size))
 
     def keep_where(self, keep, a):
         # a product with the mask: a few times faster than np.where, and the same wherever
         # the dropped values are finite (0 * nan or 0 * inf is nan: then np.where)
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore", over="ignore"):
             out = np.multiply(a, keep, dtype=a.dtype)
-        if a.dtype.kind == "f" and not np.isfinite(out).all():
-            return super().keep_where(keep, a)
+            # a finite sum has no nan or infinity among its terms (one that overflows goes the safe way)
+            if a.dtype.kind == "f" and not np.isfinite(np.sum(out)):
+                return super().keep_where(keep, a)
         return out
 
     def getitem(self, a, index):

@@ -157,7 +157,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: in
 
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int | Sequence[int] = 1,
            padding: int | Sequence[int] | str = 0, dilation: int | Sequence[int] = 1, groups: int = 1) -> Tensor:
-    """The 2-D cross-correlation of ``input`` (N, C_in, H, W) with ``weight`` (C_out, C_in / groups, kH, kW), plus ``bias``.
+    """The 2-D cross-correlation of ``input`` (N, C_in, H, W) with ``weight`` (C_out, C_in / groups, kH, kW).
 
     Parameters
     ----------
@@ -166,7 +166,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: in
     weight : Tensor
         ``(C_out, C_in / groups, kH, kW)``.
     bias : Tensor, optional
-        ``(C_out,)``.
+        ``(C_out,)``, added to each output channel.
     stride, dilation : int or sequence of two ints, default 1
     padding : int, sequence of two ints, "valid" or "same", default 0
         Zeros on both sides of each dimension; ``"same"`` keeps the size (stride 1 only;

@@ -264,6 +264,12 @@ class ConvTranspose1d(_ConvTranspose):
     bias : Parameter or None
         ``(out_channels,)``.
 
+    Notes
+    -----
+    ``forward(input, output_size)`` picks the ``output_padding`` that reaches ``output_size``,
+    as torch; where none does, its ``ValueError`` names the input's size as a list, where
+    torch's names a ``torch.Size``.
+
     Examples
     --------
     >>> import lucid
