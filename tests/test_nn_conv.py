@@ -298,6 +298,7 @@ BAD_CALLS = {
     "conv_transpose2d output_padding": lambda m: m.conv_transpose2d(m.zeros(*X4), m.zeros(4, 3, 3, 3), stride=2,
                                                                     output_padding=2),
     "conv_transpose2d channels": lambda m: m.conv_transpose2d(m.zeros(2, 3, 5, 5), m.zeros(4, 3, 3, 3)),
+    "conv_transpose2d padding string": lambda m: m.conv_transpose2d(m.zeros(*X4), m.zeros(4, 3, 3, 3), padding="same"),
     "max_pool2d padding": lambda m: m.max_pool2d(m.zeros(*X4), 3, padding=2),
     "max_pool2d too small": lambda m: m.max_pool2d(m.zeros(2, 4, 2, 2), 3),
     "max_pool2d 2-D input": lambda m: m.max_pool2d(m.zeros(4, 5), 3),

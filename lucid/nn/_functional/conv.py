@@ -19,8 +19,9 @@ __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
 _PADDING_STRINGS = ("valid", "same")
 
 
-def expand_param(value, d: int, name: str, what: str = "convolution dimensions") -> tuple:
-    """An int, or a sequence of 1 or ``d`` ints, as a tuple of ``d`` ints (torch's expansion)."""
+def expand_param(value, d: int, name: str, fn: str = "") -> tuple:
+    """An int, or a sequence of 1 or ``d`` ints, as a tuple of ``d`` ints (torch's expansion);
+    ``fn`` names the function in the message of a TypeError."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return (int(value),) * d
     if isinstance(value, Sequence) and all(isinstance(v, numbers.Integral) and not isinstance(v, bool)
@@ -31,8 +32,8 @@ def expand_param(value, d: int, name: str, what: str = "convolution dimensions")
         if len(values) == d:
             return values
         raise RuntimeError(f"expected {name} to be a single integer value or a list of {d} values to match the "
-                           f"{what}, but got {name}={list(values)}")
-    raise TypeError(f"argument '{name}' must be tuple of ints, not {type(value).__name__}")
+                           f"convolution dimensions, but got {name}={list(values)}")
+    raise TypeError(f"{fn}(): argument '{name}' must be tuple of ints, not {type(value).__name__}")
 
 
 def _check_layout(input, weight, bias, d: int, fn: str, groups, transposed: bool) -> None:
@@ -78,7 +79,7 @@ def _check_positive(stride, dilation) -> None:
         raise RuntimeError("non-positive dilation is not supported")
 
 
-def _conv_padding(padding, kernel, stride, dilation, d: int) -> list:
+def _conv_padding(padding, kernel, stride, dilation, d: int, fn: str) -> list:
     """``(before, after)`` per spatial dimension: ``padding`` given as ints, ``"valid"`` or
     ``"same"`` (torch's: the odd element of the total, if any, after)."""
     if isinstance(padding, str):
@@ -90,7 +91,7 @@ def _conv_padding(padding, kernel, stride, dilation, d: int) -> list:
             raise RuntimeError("padding='same' is not supported for strided convolutions")
         totals = [v * (k - 1) for v, k in zip(dilation, kernel)]
         return [(t // 2, t - t // 2) for t in totals]
-    pads = expand_param(padding, d, "padding")
+    pads = expand_param(padding, d, "padding", fn)
     if any(p < 0 for p in pads):
         raise RuntimeError("negative padding is not supported")
     return [(p, p) for p in pads]
@@ -106,10 +107,10 @@ def with_batch(input, d: int):
 def convolve(input, weight, bias, stride, padding, dilation, groups, d: int, fn: str) -> Tensor:
     """torch's ``conv{d}d``: the checks, the zero padding, the op."""
     _check_layout(input, weight, bias, d, fn, groups, transposed=False)
-    stride, dilation = expand_param(stride, d, "stride"), expand_param(dilation, d, "dilation")
+    stride, dilation = expand_param(stride, d, "stride", fn), expand_param(dilation, d, "dilation", fn)
     _check_positive(stride, dilation)
     kernel = weight.shape[2:]
-    widths = _conv_padding(padding, kernel, stride, dilation, d)
+    widths = _conv_padding(padding, kernel, stride, dilation, d, fn)
     x, unbatch = with_batch(input, d)
     padded = [n + lo + hi for n, (lo, hi) in zip(x.shape[2:], widths)]
     reach = [v * (k - 1) + 1 for v, k in zip(dilation, kernel)]
@@ -207,8 +208,8 @@ def convolve_transposed(input, weight, bias, stride, padding, output_padding, gr
                         fn: str) -> Tensor:
     """torch's ``conv_transpose{d}d``: the checks, the op, the crop of ``padding``."""
     _check_layout(input, weight, bias, d, fn, groups, transposed=True)
-    stride, dilation = expand_param(stride, d, "stride"), expand_param(dilation, d, "dilation")
-    pads, extra = expand_param(padding, d, "padding"), expand_param(output_padding, d, "output_padding")
+    stride, dilation = expand_param(stride, d, "stride", fn), expand_param(dilation, d, "dilation", fn)
+    pads, extra = expand_param(padding, d, "padding", fn), expand_param(output_padding, d, "output_padding", fn)
     _check_positive(stride, dilation)
     if any(p < 0 for p in pads):
         raise RuntimeError("negative padding is not supported")
