@@ -1,7 +1,8 @@
 """Loops over windows compiled by numba: max pooling's, one pass over the windows forward
 (each window's largest element and its position, as torch's kernel finds them) and one
 over the output backward (each gradient added at its window's largest element), and the
-sum of a convolution's columns back onto its input (col2im).
+sum of a convolution's columns back onto its input (col2im). (The columns themselves,
+im2col, are NumPy's copy of a strided view: a loop here writes them no faster.)
 
 The array expressions of :meth:`~lucid._backend.base.Backend.max_windows` take a dozen
 passes over the data; these are what the NumPy backend runs where numba is installed.
@@ -57,15 +58,21 @@ def max_unpool(g, position, kernel_h, kernel_w, stride_h, stride_w, dilation_h, 
 
 @njit(cache=True, nogil=True)
 def col2im(cols, stride_h, stride_w, dilation_h, dilation_w, out):  # pragma: no cover - compiled
-    """A convolution's columns ``cols[n, c, p, q, i, j]`` (the windows' elements) added into ``out``
-    (zeros) at ``[n, c, i * stride_h + p * dilation_h, j * stride_w + q * dilation_w]``, where
-    they were read: one pass instead of NumPy's one per kernel element."""
+    """A convolution's columns ``cols[n, c, p, q, i, j]`` (the windows' elements) added into
+    ``out`` (zeros) at ``[n, c, i * stride_h + p * dilation_h, j * stride_w + q * dilation_w]``,
+    where they were read, a row at a time: one pass instead of NumPy's one per kernel element."""
     batch, channels, kernel_h, kernel_w, rows, width = cols.shape
     for n in range(batch):
         for c in range(channels):
             for p in range(kernel_h):
                 for q in range(kernel_w):
+                    offset = q * dilation_w
                     for i in range(rows):
-                        r = i * stride_h + p * dilation_h
-                        for j in range(width):
-                            out[n, c, r, j * stride_w + q * dilation_w] += cols[n, c, p, q, i, j]
+                        line = out[n, c, i * stride_h + p * dilation_h]
+                        column = cols[n, c, p, q, i]
+                        if stride_w == 1:  # a contiguous run: the compiler vectorises it
+                            for j in range(width):
+                                line[j + offset] += column[j]
+                        else:
+                            for j in range(width):
+                                line[j * stride_w + offset] += column[j]
