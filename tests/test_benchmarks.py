@@ -63,3 +63,16 @@ def test_transformer_benchmark_quick_mode_prints_a_row_per_activation(capsys):
     assert [row.split("|")[1].strip() for row in rows] == ["GELU", "ReLU"]
     for row in rows:
         assert all(float(c.strip().rstrip("x")) > 0 for c in row.split("|")[2:7]), row
+
+
+def test_conv_net_benchmark_quick_mode_prints_the_table(capsys):
+    pytest.importorskip("torch")
+    import bench_conv_net
+
+    assert bench_conv_net.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "## MNIST Net training step" in out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "---" not in line and "batch" not in line]
+    assert len(rows) == 1
+    cells = [c.strip() for c in rows[0].split("|")[1:5]]
+    assert cells[0] == "4" and float(cells[1]) > 0 and float(cells[2]) > 0 and cells[3].endswith("x")

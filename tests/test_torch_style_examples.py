@@ -34,7 +34,11 @@ SCRIPTS = {
     "char_gpt": {"epochs": 1, "steps_per_epoch": 12, "n_embd": 32, "block_size": 16, "batch": 8, "dropout": 0.0,
                  "sample_length": 4},
     "transformer_seq2seq": {"epochs": 1, "batches": 12, "batch": 8, "dropout": 0.0},
+    # convolutions and max pooling (issue 24): 11 steps of 8 images, without dropout (as above)
+    "mnist_net": {"epochs": 1, "dropout": 0.0, "samples": 88, "batch_size": 8},
 }
+# the scripts' own options for the run as a program, beside --epochs 1: a short one
+PROGRAM_OPTIONS = {"mnist_net": ["--samples", "32"]}
 
 
 def _load(name):
@@ -93,6 +97,6 @@ def test_lucid_follows_torch_step_by_step(name, device, one_torch_thread):
 
 @pytest.mark.parametrize("name", list(SCRIPTS))
 def test_script_runs_as_a_program_on_lucid(name):
-    result = subprocess.run([sys.executable, str(ROOT / f"{name}.py"), "--epochs", "1"], capture_output=True,
-                            text=True, timeout=300, check=True)
+    result = subprocess.run([sys.executable, str(ROOT / f"{name}.py"), "--epochs", "1", *PROGRAM_OPTIONS.get(name, [])],
+                            capture_output=True, text=True, timeout=300, check=True)
     assert result.stdout.strip().splitlines()[-1].startswith("done with lucid:")

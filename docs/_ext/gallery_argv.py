@@ -10,6 +10,8 @@ SHORT = {
     "train_embedding.py": ["--steps", "100"],
     # in the gallery it runs as a world of one process (no launcher): a few steps show its output
     "train_distributed.py": ["--steps", "20"],
+    # the convolutional network: one epoch over 256 images shows it learning
+    "mnist_net.py": ["--epochs", "1", "--samples", "256"],
 }
 
 

@@ -7,6 +7,7 @@ host data, dtype mapping, scatter-add, in-place writes, evaluation).
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 from collections import namedtuple
@@ -30,6 +31,16 @@ _SQRT1_2 = math.sqrt(0.5)
 # a - m along an axis as shifted + error exactly, exp(a - m), m (0 where not finite), and the
 # log of the sum of the exponentials, log_total, and the sum itself, total
 _SoftmaxParts = namedtuple("_SoftmaxParts", "shifted error exp_shifted peak log_total total")
+
+
+def window_counts(size, kernel, stride, dilation) -> tuple:
+    """How many windows fit along each dimension (see :meth:`Backend.windows`)."""
+    return tuple((n - d * (k - 1) - 1) // s + 1 for n, k, s, d in zip(size, kernel, stride, dilation))
+
+
+def _window_slices(offset, out, stride, dilation) -> tuple:
+    """The elements that kernel position ``offset`` reads in every window, as slices."""
+    return tuple(slice(k * d, k * d + s * (n - 1) + 1, s) for k, n, s, d in zip(offset, out, stride, dilation))
 
 
 def _check_name(name: str, allowed: tuple, kind: str) -> None:
@@ -508,6 +519,117 @@ class Backend:
                                self.reshape(self.arange(0, rows, 1, _dtype.int64), (rows, 1)))
         keep = self.compare("less_equal" if lower else "greater_equal", offset, diagonal)
         return self.where(keep, a, self.zeros_like(a))
+
+    # --- sliding windows: padding, convolution, pooling ------------------------------------
+    # An array of shape (N, C, *spatial) with d spatial dimensions; a kernel, a stride and a
+    # dilation of d ints each. A convolution is a matrix product with its input's windows laid
+    # out as columns (im2col), (N, groups, C / groups * K, L): K the kernel's elements, L the
+    # windows, so that every product writes its result contiguous, in the layout the next
+    # one reads. Its gradients are the two other products, the input's summed back over the
+    # windows (col2im).
+    def pad(self, a, widths, value=0.0):
+        """``a`` with ``widths[i] = (before, after)`` elements of ``value`` added around
+        dimension ``i`` (of the leading ones); a negative width removes that many instead."""
+        shape = self.shape(a)
+        if any(lo < 0 or hi < 0 for lo, hi in widths):
+            a = a[tuple(slice(max(-lo, 0), n - max(-hi, 0)) for (lo, hi), n in zip(widths, shape))]
+        grow = [(max(lo, 0), max(hi, 0)) for lo, hi in widths] + [(0, 0)] * (len(shape) - len(widths))
+        if not any(lo or hi for lo, hi in grow):
+            return a
+        return self._xp.pad(a, grow, constant_values=value)
+
+    def windows(self, a, kernel, stride, dilation):
+        """The sliding windows of ``a`` over its trailing ``len(kernel)`` dimensions, shape
+        ``(N, C, *kernel, *out)`` with ``out[i] = (size[i] - dilation[i] * (kernel[i] - 1) - 1)
+        // stride[i] + 1``: element ``[n, c, *k, *o]`` is ``a[n, c, *(o * stride + k * dilation)]``."""
+        shape = self.shape(a)
+        out = window_counts(shape[2:], kernel, stride, dilation)
+        parts = [a[(slice(None), slice(None)) + _window_slices(offset, out, stride, dilation)]
+                 for offset in itertools.product(*(range(k) for k in kernel))]
+        return self.reshape(self.stack(parts, axis=2), tuple(shape[:2]) + tuple(kernel) + tuple(out))
+
+    def unwindow(self, cols, size, stride, dilation):
+        """The adjoint of :meth:`windows`: ``cols`` of shape ``(N, C, *kernel, *out)`` summed
+        back into an array of shape ``(N, C, *size)``, each window onto the elements it read."""
+        shape = self.shape(cols)
+        d = len(size)
+        kernel, out = tuple(shape[2:2 + d]), tuple(shape[2 + d:])
+        if tuple(stride) == kernel and all(v == 1 for v in dilation):  # the windows tile: a transpose
+            order = (0, 1) + tuple(i for k in range(d) for i in (2 + d + k, 2 + k))
+            tiled = self.reshape(self.transpose(cols, order),
+                                 tuple(shape[:2]) + tuple(o * k for o, k in zip(out, kernel)))
+            return self.pad(tiled, [(0, 0), (0, 0)] + [(0, n - o * k) for n, o, k in zip(size, out, kernel)])
+        total = self.zeros(tuple(shape[:2]) + tuple(size), self.dtype_of(cols))
+        for offset in itertools.product(*(range(k) for k in kernel)):
+            where = (slice(None), slice(None)) + _window_slices(offset, out, stride, dilation)
+            total = self._add_into(total, where, cols[(slice(None), slice(None)) + offset])
+        return total
+
+    def _add_into(self, a, index, values):
+        """``a`` with ``values`` added to ``a[index]`` (basic indexing: no element twice)."""
+        return self.setitem(a, index, self.add(self.getitem(a, index), values))
+
+    def conv_columns(self, x, kernel, stride, dilation, groups):
+        """The windows of ``x`` as columns: (N, groups, C / groups * K, L), and their count ``out``."""
+        cols = self.windows(x, tuple(kernel), stride, dilation)
+        n, c = self.shape(cols)[:2]
+        out = tuple(self.shape(cols)[2 + len(kernel):])
+        return self.reshape(cols, (n, groups, -1, math.prod(out))), out
+
+    def conv(self, x, w, stride, dilation, groups):
+        """The cross-correlation of ``x`` (N, C, *size), unpadded, with ``w`` (O, C / groups, *kernel):
+        ``(y, saved)``, ``y`` of shape (N, O, *out) as torch's convolution without padding or
+        bias, and what :meth:`conv_weight_grad` may take instead of ``x`` (the columns)."""
+        kernel, o = tuple(self.shape(w)[2:]), self.shape(w)[0]
+        cols, out = self.conv_columns(x, kernel, stride, dilation, groups)
+        y = self.matmul(self.reshape(w, (groups, o // groups, -1)), cols)  # (N, G, Og, L)
+        return self.reshape(y, (self.shape(x)[0], o) + out), cols
+
+    def conv_input_grad(self, g, w, size, stride, dilation, groups):
+        """The gradient of :meth:`conv` with respect to its input of spatial ``size``, given
+        the output's ``g``: torch's transposed convolution."""
+        kernel, o = tuple(self.shape(w)[2:]), self.shape(w)[0]
+        n, out = self.shape(g)[0], tuple(self.shape(g)[2:])
+        grads = self.reshape(g, (n, groups, o // groups, -1))
+        cols = self.matmul(self.swapaxes(self.reshape(w, (groups, o // groups, -1)), 1, 2), grads)
+        cols = self.reshape(cols, (n, groups * self.shape(w)[1]) + kernel + out)
+        return self.unwindow(cols, tuple(size), stride, dilation)
+
+    def conv_weight_grad(self, x, g, kernel, stride, dilation, groups, saved=None):
+        """The gradient of :meth:`conv` with respect to its weight (of spatial ``kernel``),
+        given the input ``x`` (or the columns :meth:`conv` ``saved``) and the output's ``g``."""
+        n, o = self.shape(g)[:2]
+        cols = saved if saved is not None else self.conv_columns(x, kernel, stride, dilation, groups)[0]
+        grads = self.reshape(g, (n, groups, o // groups, -1))
+        per_sample = self.matmul(grads, self.swapaxes(cols, 2, 3))  # (N, G, Og, Cg * K)
+        return self.reshape(self.sum(per_sample, axis=0), (o, -1) + tuple(kernel))
+
+    def max_windows(self, a, kernel, stride, dilation):
+        """The largest element of each window of ``a`` (see :meth:`windows`) and its position
+        in the window (row-major over the kernel, int64): the first largest, or where a nan
+        is, the last nan (nan propagates), as torch's kernel finds them."""
+        cols = self.windows(a, kernel, stride, dilation)
+        pieces = [cols[(slice(None), slice(None)) + offset]
+                  for offset in itertools.product(*(range(k) for k in kernel))]
+        peak = pieces[0]
+        for piece in pieces[1:]:
+            peak = self.maximum(peak, piece)  # nan wins
+        position = self.full(self.shape(peak), len(pieces) - 1, _dtype.int64)
+        for k in reversed(range(len(pieces) - 1)):  # the first position that holds the peak
+            position = self.where(self.compare("equal", pieces[k], peak), k, position)
+        if bool(self.any(self.compare("not_equal", peak, peak))):
+            for k, piece in enumerate(pieces):  # the last nan
+                position = self.where(self.compare("not_equal", piece, piece), k, position)
+        return peak, position
+
+    def unmax_windows(self, g, position, kernel, size, stride, dilation):
+        """The adjoint of :meth:`max_windows`: ``g`` (N, C, *out) added at each window's
+        largest element, in an array of shape (N, C, *size)."""
+        zero = self.zeros((), self.dtype_of(g))
+        pieces = [self.where(self.compare("equal", position, k), g, zero) for k in range(math.prod(kernel))]
+        shape = self.shape(g)
+        cols = self.reshape(self.stack(pieces, axis=2), tuple(shape[:2]) + tuple(kernel) + tuple(shape[2:]))
+        return self.unwindow(cols, size, stride, dilation)
 
     # --- indexing ------------------------------------------------------------------------
     def normalize_index(self, index):

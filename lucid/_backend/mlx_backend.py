@@ -119,6 +119,34 @@ class MlxBackend(Backend):
             out = mx.squeeze(out, -2)
         return mx.squeeze(out, -1) if right else out
 
+    # convolutions by MLX's own kernel (channels last), their gradients by its vjp; float64
+    # by the products over windows of the base (MLX's float64 kernel lacks groups and dilation)
+    def conv(self, x, w, stride, dilation, groups):
+        if x.dtype == mx.float64:
+            return super().conv(x, w, stride, dilation, groups)
+        return _channels_first(_conv_last(_channels_last(x), _channels_last(w), stride, dilation, groups)), None
+
+    def conv_input_grad(self, g, w, size, stride, dilation, groups):
+        if g.dtype == mx.float64:
+            return super().conv_input_grad(g, w, size, stride, dilation, groups)
+        # the input the windows reach (what lies past it gets no gradient), then zeros up to size
+        reach = tuple((o - 1) * s + v * (k - 1) + 1
+                      for o, s, v, k in zip(g.shape[2:], stride, dilation, w.shape[2:]))
+        primal = mx.zeros((g.shape[0],) + reach + (w.shape[1] * groups,), dtype=g.dtype)
+        w_last = _channels_last(w)
+        _, (grad,) = mx.vjp(lambda a: _conv_last(a, w_last, stride, dilation, groups), [primal],
+                            [_channels_last(g)])
+        return self.pad(_channels_first(grad), [(0, 0), (0, 0)] + [(0, n - r) for n, r in zip(size, reach)])
+
+    def conv_weight_grad(self, x, g, kernel, stride, dilation, groups, saved=None):
+        if g.dtype == mx.float64:
+            return super().conv_weight_grad(x, g, kernel, stride, dilation, groups, saved)
+        primal = mx.zeros((g.shape[1],) + tuple(kernel) + (x.shape[1] // groups,), dtype=g.dtype)
+        x_last = _channels_last(x)
+        _, (grad,) = mx.vjp(lambda v: _conv_last(x_last, v, stride, dilation, groups), [primal],
+                            [_channels_last(g)])
+        return _channels_first(grad)
+
     def normalize_index(self, index):
         # MLX cannot index with boolean masks: turn each into the integer indices it selects
         out = []
@@ -231,6 +259,18 @@ class MlxBackend(Backend):
             return super().rule_batch(rule, arrays)
         return _CompiledBatch(rule, any(_owns_numbers(p, True) for p in params))
 
+
+
+def _channels_last(a):
+    return mx.moveaxis(a, 1, -1)
+
+
+def _channels_first(a):
+    return mx.moveaxis(a, -1, 1)
+
+
+def _conv_last(x, w, stride, dilation, groups):
+    return mx.conv_general(x, w, stride=list(stride), kernel_dilation=list(dilation), groups=groups)
 
 
 def _by_dtype(a, float64, float32, other):

@@ -8,6 +8,7 @@ or when the environment sets ``LUCID_JIT=0``.
 from __future__ import annotations
 
 import importlib
+import math
 import os
 import weakref
 
@@ -16,7 +17,7 @@ import numpy as np
 from .. import _dtype
 from . import erf64
 from . import rules as _rules
-from .base import Backend
+from .base import Backend, window_counts
 
 _JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -38,6 +39,11 @@ def _load_numba(module: str):
     except ImportError:
         return None
     return importlib.import_module(f"{__package__}.{module}")
+
+
+def _padded_to_2d(values: tuple, fill: int) -> tuple:
+    """A pooling's sizes of one or two dimensions as those of two (a 1-D pooling is H = 1)."""
+    return (fill,) * (2 - len(values)) + tuple(values)
 
 
 def _load_numba_rules():
@@ -115,6 +121,67 @@ class NumpyBackend(Backend):
         # then discards: NumPy's warning about it would be noise (torch gives none)
         with np.errstate(invalid="ignore"):
             return super()._softmax_parts(a, axis)
+
+    def windows(self, a, kernel, stride, dilation):
+        # a strided view: no copy (the product that reads it makes the one im2col copy)
+        a = np.asarray(a)
+        out = window_counts(a.shape[2:], kernel, stride, dilation)
+        spatial = a.strides[2:]
+        strides = a.strides[:2] + tuple(t * r for t, r in zip(spatial, dilation)) + tuple(
+            t * s for t, s in zip(spatial, stride))
+        return np.lib.stride_tricks.as_strided(a, a.shape[:2] + tuple(kernel) + out, strides, writeable=False)
+
+    def _add_into(self, a, index, values):
+        view = a[index]
+        np.add(view, values, out=view)
+        return a
+
+    _numba_windows = False  # not looked for yet
+
+    def _windows_jit(self, a, kernel):
+        """:mod:`numba_windows` where numba serves this pooling (float32/64, 1-D or 2-D), else None."""
+        if self._numba_windows is False:
+            NumpyBackend._numba_windows = _load_numba("numba_windows")
+        if self._numba_windows is None or np.asarray(a).dtype not in _JIT_DTYPES or len(kernel) not in (1, 2):
+            return None
+        return self._numba_windows
+
+    def unwindow(self, cols, size, stride, dilation):
+        d = len(size)
+        kernel = cols.shape[2:2 + d]
+        jit = self._windows_jit(cols, kernel)
+        if jit is None or (tuple(stride) == tuple(kernel) and all(v == 1 for v in dilation)):
+            return super().unwindow(cols, size, stride, dilation)  # a tiling is a transpose: NumPy's
+        out = np.zeros(cols.shape[:2] + _padded_to_2d(size, 1), dtype=cols.dtype)
+        spatial = cols.shape[2:]
+        if d == 1:
+            cols = cols.reshape(cols.shape[:2] + (1,) + spatial[:1] + (1,) + spatial[1:])
+        jit.col2im(cols, *_padded_to_2d(stride, 1), *_padded_to_2d(dilation, 1), out)
+        return out.reshape(out.shape[:2] + tuple(size))
+
+    def max_windows(self, a, kernel, stride, dilation):
+        jit = self._windows_jit(a, kernel)
+        if jit is None:
+            return super().max_windows(a, kernel, stride, dilation)
+        a = np.ascontiguousarray(a)
+        lead, out = a.shape[:2], window_counts(a.shape[2:], kernel, stride, dilation)
+        flat = a.reshape((-1,) + _padded_to_2d(a.shape[2:], 1))
+        values = np.empty((flat.shape[0],) + _padded_to_2d(out, 1), dtype=a.dtype)
+        position = np.empty(values.shape, dtype=np.int64)
+        jit.max_pool(flat, *_padded_to_2d(kernel, 1), *_padded_to_2d(stride, 1), *_padded_to_2d(dilation, 1),
+                     values, position)
+        return values.reshape(lead + out), position.reshape(lead + out)
+
+    def unmax_windows(self, g, position, kernel, size, stride, dilation):
+        jit = self._windows_jit(g, kernel)
+        if jit is None:
+            return super().unmax_windows(g, position, kernel, size, stride, dilation)
+        lead, out = g.shape[:2], g.shape[2:]
+        grad = np.zeros((math.prod(lead),) + _padded_to_2d(size, 1), dtype=g.dtype)
+        jit.max_unpool(np.ascontiguousarray(g).reshape((-1,) + _padded_to_2d(out, 1)),
+                       np.ascontiguousarray(position).reshape((-1,) + _padded_to_2d(out, 1)),
+                       *_padded_to_2d(kernel, 1), *_padded_to_2d(stride, 1), *_padded_to_2d(dilation, 1), grad)
+        return grad.reshape(lead + tuple(size))
 
     def getitem(self, a, index):
         if len(index) == 1 and isinstance(index[0], np.ndarray) and index[0].dtype.kind == "i" and a.ndim:

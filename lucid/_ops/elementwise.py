@@ -459,7 +459,8 @@ def relu(a: Tensor) -> Tensor:
     tensor([0., 0., 2.])
     """
     backend, x = a._backend, a._data
-    out = a._like(backend.maximum(x, backend.zeros_like(x)))
+    zero = backend.zeros((), a.dtype)  # broadcast: no array of zeros to fill and read
+    out = a._like(backend.maximum(x, zero))
     positive = backend.compare("greater", x, 0)
     return record(out, "ReluBackward0", (a,),
                   lambda g: (backend.keep_where(positive, g),))

@@ -35,6 +35,14 @@ from ._functional.loss import (  # noqa: F401 - re-exported
 from ._functional.normalization import batch_norm, dropout, layer_norm  # noqa: F401 - re-exported
 # attention (issue 24)
 from ._functional.attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: F401 - re-exported
+# convolutions, pooling, padding and resizing (issue 24)
+from ._functional.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d  # noqa: F401 - re-exported
+from ._functional.normalization import dropout2d  # noqa: F401 - re-exported
+from ._functional.padding import pad  # noqa: F401 - re-exported
+from ._functional.pooling import (  # noqa: F401 - re-exported
+    adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d,
+)
+from ._functional.upsampling import interpolate  # noqa: F401 - re-exported
 
 __all__ = [
     "linear", "embedding", "embedding_bag", "dropout", "layer_norm", "batch_norm", *_activation.__all__,
@@ -42,6 +50,9 @@ __all__ = [
     "binary_cross_entropy_with_logits", "nll_loss", "cross_entropy", "one_hot",
     # attention (issue 24)
     "scaled_dot_product_attention", "multi_head_attention_forward",
+    # convolutions, pooling, padding and resizing (issue 24)
+    "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d",
+    "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "dropout2d", "pad", "interpolate",
 ]
 
 # --- layers --------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Sequence
 
 from ... import _dtype, _factory
@@ -13,7 +14,7 @@ from ..._tensor import Tensor
 
 from .checks import check_dropout_probability, refuse_inplace, require_tensor, same_device
 
-__all__ = ["dropout", "layer_norm", "batch_norm"]
+__all__ = ["dropout", "dropout2d", "layer_norm", "batch_norm"]
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -51,12 +52,62 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     require_tensor(input, "input", "dropout", 1)
     check_dropout_probability(p)
     refuse_inplace(inplace)
+    return _drop(input, p, training, input.shape)
+
+
+def _drop(input, p, training, shape):
+    """``input`` times a mask of ``shape`` (broadcast), each element 0 with probability ``p``
+    and ``1 / (1 - p)`` otherwise."""
     if not training or p == 0.0:
         return input
     if p == 1.0:
         return input * 0.0
-    keep = _factory.rand(*input.shape, dtype=_dtype.float64, device=input.device) >= p
+    keep = _factory.rand(*shape, dtype=_dtype.float64, device=input.device) >= p
     return input * keep.to(input.dtype) * (1.0 / (1.0 - p))
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels: each ``input[n, c]`` with probability ``p``, the rest scaled by
+    ``1 / (1 - p)`` (training only), as torch's feature dropout.
+
+    The input is ``(N, C, H, W)``; torch's other shapes are taken as it takes them, with its
+    warnings (a 3-D input is ``(N, C, L)``). The masks come from lucid's generator.
+
+    Parameters
+    ----------
+    input : Tensor
+    p : float, default 0.5
+    training : bool, default True
+    inplace : bool, default False
+        True raises ``NotImplementedError``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> import lucid.nn.functional as F
+    >>> _ = lucid.manual_seed(0)
+    >>> out = F.dropout2d(lucid.ones(4, 8, 2, 2), p=0.5)
+    >>> sorted(set(out.tolist()[0][0][0]) | set(out.tolist()[1][0][0]))[-1]
+    2.0
+    >>> all(len(set(sum(channel, []))) == 1 for sample in out.tolist() for channel in sample)
+    True
+    """
+    require_tensor(input, "input", "dropout2d", 1)
+    check_dropout_probability(p)
+    refuse_inplace(inplace)
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will result "
+                      "in an error in a future release. To retain the behavior and silence this warning, please use "
+                      "dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
+                      "inputs).", stacklevel=2)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "
+                      "is desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior "
+                      "will change in a future release to interpret the input as one without a batch dimension, i.e. "
+                      "shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using "
+                      "dropout1d instead.", stacklevel=2)
+    return _drop(input, p, training, tuple(input.shape[:2]) + (1,) * (input.ndim - 2))
 
 
 def normalized_shape_tuple(normalized_shape) -> tuple:

@@ -8,6 +8,10 @@ from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Seq
 from .linear import Linear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss
 from .normalization import BatchNorm1d, Dropout, LayerNorm
+# convolutions, pooling and their normalisation and dropout (issue 24)
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .normalization import BatchNorm2d, Dropout2d
+from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .sparse import Embedding, EmbeddingBag
 # attention and the Transformer (issue 24)
@@ -26,4 +30,7 @@ __all__ = [
     # attention and the Transformer (issue 24)
     "MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
     "TransformerDecoderLayer",
+    # convolutions, pooling and their normalisation and dropout (issue 24)
+    "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "BatchNorm2d", "Dropout2d",
 ]

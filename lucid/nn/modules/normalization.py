@@ -1,4 +1,4 @@
-"""Dropout and the normalisation layers: ``Dropout``, ``LayerNorm``, ``BatchNorm1d``."""
+"""Dropout and the normalisation layers: ``Dropout``, ``Dropout2d``, ``LayerNorm``, ``BatchNorm1d``, ``BatchNorm2d``."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from ..parameter import Parameter
 if TYPE_CHECKING:
     import lucid  # the annotations' lucid.dtype
 
-__all__ = ["Dropout", "LayerNorm", "BatchNorm1d"]
+__all__ = ["Dropout", "Dropout2d", "LayerNorm", "BatchNorm1d", "BatchNorm2d"]
 
 
 class Dropout(Module):
@@ -63,6 +63,31 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout2d(Dropout):
+    """In training, zero whole channels (each ``input[n, c]``) with probability ``p`` and
+    scale the rest by ``1 / (1 - p)``: see :func:`lucid.nn.functional.dropout2d`.
+
+    Parameters
+    ----------
+    p : float, default 0.5
+    inplace : bool, default False
+        True raises ``NotImplementedError``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn
+    >>> drop = nn.Dropout2d(0.25)
+    >>> drop
+    Dropout2d(p=0.25, inplace=False)
+    >>> drop.eval()(lucid.ones(1, 2, 1, 1)).tolist()
+    [[[[1.0]], [[1.0]]]]
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout2d(input, self.p, self.training)
 
 
 def _factory_kwargs(device, dtype) -> dict:
@@ -144,52 +169,10 @@ class LayerNorm(Module):
                 f"bias={self.bias is not None}")
 
 
-class BatchNorm1d(Module):
-    """Normalise each feature (channel) over the batch, keeping running statistics for evaluation.
+class _BatchNorm(Module):
+    """What the batch normalisations share; a subclass checks the input's dimensions."""
 
-    The input is ``(N, C)`` or ``(N, C, L)``. In training mode the batch statistics normalise
-    and, with ``track_running_stats``, update ``running_mean`` and ``running_var`` (the
-    unbiased batch variance) in place: ``running = (1 - momentum) * running + momentum *
-    batch``, or with ``momentum=None`` the cumulative average over the
-    ``num_batches_tracked`` batches seen. In evaluation mode the running statistics
-    normalise. See :func:`lucid.nn.functional.batch_norm`.
-
-    Parameters
-    ----------
-    num_features : int
-        ``C``.
-    eps : float, default 1e-5
-    momentum : float or None, default 0.1
-    affine : bool, default True
-        Learn ``weight`` (ones at first) and ``bias`` (zeros at first).
-    track_running_stats : bool, default True
-        Keep the buffers ``running_mean`` (zeros), ``running_var`` (ones) and
-        ``num_batches_tracked`` (an int64 0-d tensor); without them the batch statistics are
-        used in evaluation mode too.
-    device : {"cpu", "gpu"}, optional
-    dtype : lucid.dtype, optional
-    bias : bool, default True
-        Keyword-only: learn the bias (with ``affine``).
-
-    Notes
-    -----
-    A training batch with one value per channel raises ``ValueError`` before anything
-    changes; torch raises it after counting the batch in ``num_batches_tracked``.
-
-    Examples
-    --------
-    >>> import lucid
-    >>> from lucid import nn
-    >>> bn = nn.BatchNorm1d(2)
-    >>> bn
-    BatchNorm1d(2, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
-    >>> [(k, v.shape, v.dtype) for k, v in bn.state_dict().items()]  # doctest: +NORMALIZE_WHITESPACE
-    [('weight', (2,), lucid.float32), ('bias', (2,), lucid.float32), ('running_mean', (2,), lucid.float32),
-     ('running_var', (2,), lucid.float32), ('num_batches_tracked', (), lucid.int64)]
-    >>> _ = bn(lucid.tensor([[1.0, 10.0], [3.0, 30.0]]))
-    >>> bn.running_mean, bn.num_batches_tracked
-    (tensor([0.2000, 2.0000]), tensor(1))
-    """
+    _input_dims: tuple = ()
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device: str | None = None, dtype: lucid.dtype | None = None, *,
@@ -255,8 +238,9 @@ class BatchNorm1d(Module):
                 self.bias.zero_()
 
     def _check_input_dim(self, input: Tensor) -> None:
-        if input.ndim not in (2, 3):
-            raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
+        if input.ndim not in self._input_dims:
+            wanted = " or ".join(f"{n}D" for n in self._input_dims)
+            raise ValueError(f"expected {wanted} input (got {input.ndim}D input)")
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
@@ -276,3 +260,78 @@ class BatchNorm1d(Module):
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
                 f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Normalise each feature (channel) over the batch, keeping running statistics for evaluation.
+
+    The input is ``(N, C)`` or ``(N, C, L)``. In training mode the batch statistics normalise
+    and, with ``track_running_stats``, update ``running_mean`` and ``running_var`` (the
+    unbiased batch variance) in place: ``running = (1 - momentum) * running + momentum *
+    batch``, or with ``momentum=None`` the cumulative average over the
+    ``num_batches_tracked`` batches seen. In evaluation mode the running statistics
+    normalise. See :func:`lucid.nn.functional.batch_norm`.
+
+    Parameters
+    ----------
+    num_features : int
+        ``C``.
+    eps : float, default 1e-5
+    momentum : float or None, default 0.1
+    affine : bool, default True
+        Learn ``weight`` (ones at first) and ``bias`` (zeros at first).
+    track_running_stats : bool, default True
+        Keep the buffers ``running_mean`` (zeros), ``running_var`` (ones) and
+        ``num_batches_tracked`` (an int64 0-d tensor); without them the batch statistics are
+        used in evaluation mode too.
+    device : {"cpu", "gpu"}, optional
+    dtype : lucid.dtype, optional
+    bias : bool, default True
+        Keyword-only: learn the bias (with ``affine``).
+
+    Notes
+    -----
+    A training batch with one value per channel raises ``ValueError`` before anything
+    changes; torch raises it after counting the batch in ``num_batches_tracked``.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn
+    >>> bn = nn.BatchNorm1d(2)
+    >>> bn
+    BatchNorm1d(2, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    >>> [(k, v.shape, v.dtype) for k, v in bn.state_dict().items()]  # doctest: +NORMALIZE_WHITESPACE
+    [('weight', (2,), lucid.float32), ('bias', (2,), lucid.float32), ('running_mean', (2,), lucid.float32),
+     ('running_var', (2,), lucid.float32), ('num_batches_tracked', (), lucid.int64)]
+    >>> _ = bn(lucid.tensor([[1.0, 10.0], [3.0, 30.0]]))
+    >>> bn.running_mean, bn.num_batches_tracked
+    (tensor([0.2, 2. ]), tensor(1))
+    """
+
+
+    _input_dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Normalise each channel of ``(N, C, H, W)`` over the batch and the spatial dimensions,
+    keeping running statistics for evaluation: :class:`BatchNorm1d`'s rules and arguments.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid import nn
+    >>> bn = nn.BatchNorm2d(3)
+    >>> bn
+    BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    >>> bn(lucid.ones(2, 3, 4, 4)).shape
+    (2, 3, 4, 4)
+    >>> bn.running_mean.shape, bn.num_batches_tracked.item()
+    ((3,), 1)
+    >>> bn(lucid.ones(3, 4, 4))
+    Traceback (most recent call last):
+    ...
+    ValueError: expected 4D input (got 3D input)
+    """
+
+    _input_dims = (4,)
