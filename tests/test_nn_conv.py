@@ -430,3 +430,33 @@ def test_a_torch_convolutional_state_dict_loads_and_runs_alike():
     assert list(ours.state_dict()) == list(theirs.state_dict())
     x = np.random.default_rng(7).standard_normal((2, 1, 6, 6))
     close(host(ours(lucid.tensor(x))), theirs(torch.tensor(x)).detach().numpy(), "float64")
+
+
+# --- the printed node of each result: torch's (an unbatched input, 1-D pooling, every pad) ---------
+NODE_CASES = {
+    "conv1d_unbatched": (lambda F, r: F.conv1d(r(3, 7), r(2, 3, 3))),
+    "conv2d_unbatched": (lambda F, r: F.conv2d(r(3, 5, 5), r(4, 3, 3, 3))),
+    "conv_transpose1d": (lambda F, r: F.conv_transpose1d(r(2, 4, 3), r(4, 1, 2), padding=1)),
+    "conv_transpose2d_unbatched": (lambda F, r: F.conv_transpose2d(r(2, 3, 3), r(2, 3, 3, 2))),
+    "max_pool1d_indices": (lambda F, r: F.max_pool1d(r(2, 3, 7), 2, return_indices=True)[0]),
+    "max_pool2d_unbatched": (lambda F, r: F.max_pool2d(r(2, 6, 5), 2)),
+    "avg_pool1d": (lambda F, r: F.avg_pool1d(r(3, 7), 2)),
+    "avg_pool2d_unbatched": (lambda F, r: F.avg_pool2d(r(2, 6, 5), 2)),
+    "adaptive_avg_pool1d": (lambda F, r: F.adaptive_avg_pool1d(r(2, 3, 7), 3)),
+    "adaptive_avg_pool2d_unbatched": (lambda F, r: F.adaptive_avg_pool2d(r(2, 5, 7), (2, 3))),
+    "reflect1d_unbatched": (lambda F, r: F.pad(r(3, 4), (1, 1), mode="reflect")),
+    "reflect2d_unbatched": (lambda F, r: F.pad(r(2, 4, 3), (1, 1, 1, 1), mode="reflect")),
+    "replicate2d": (lambda F, r: F.pad(r(1, 2, 4, 3), (1, 1, 1, 1), mode="replicate")),
+    "circular1d": (lambda F, r: F.pad(r(2, 3, 4), (1, 1), mode="circular")),
+    "nearest1d": (lambda F, r: F.interpolate(r(1, 2, 3), scale_factor=2)),
+    "linear1d": (lambda F, r: F.interpolate(r(1, 2, 3), size=5, mode="linear")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NODE_CASES))
+def test_the_result_prints_torchs_node(name):
+    def grad_fn_name(module, F):
+        out = NODE_CASES[name](F, lambda *s: module.ones(*s, dtype=module.float64, requires_grad=True))
+        return type(out.grad_fn).__name__ if module is torch else out.grad_fn.name
+
+    assert grad_fn_name(lucid, F) == grad_fn_name(torch, torch.nn.functional)

@@ -33,7 +33,7 @@ def _record(out, input, weight, bias, input_grad, weight_grad):
         return grads + ((backend.sum(g, axis=(0,) + tuple(range(2, ndim))) if bias.requires_grad else None),)
 
     inputs = (input, weight) if bias is None else (input, weight, bias)
-    return record(out, "ConvolutionBackward", inputs, backward, saved=(input, weight))
+    return record(out, "ConvolutionBackward0", inputs, backward, saved=(input, weight))
 
 
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple, dilation: tuple,
@@ -106,4 +106,4 @@ def constant_pad(input: Tensor, widths: list, value: float = 0.0) -> Tensor:
     backend = input._backend
     out = input._like(backend.pad(input._data, widths, value))
     ungrow = [(-lo, -hi) for lo, hi in widths]
-    return record(out, "ConstantPadNdBackward", (input,), lambda g: (backend.pad(g, ungrow, 0.0),))
+    return record(out, "ConstantPadNdBackward0", (input,), lambda g: (backend.pad(g, ungrow, 0.0),))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Sequence
 
+from ..._autograd import renamed
 from ..._ops.conv import constant_pad, conv_transpose as _conv_transpose, convolution
 from ..._tensor import Tensor
 from .checks import require_tensor, same_device
@@ -229,8 +230,8 @@ def convolve_transposed(input, weight, bias, stride, padding, output_padding, gr
                            f"size per channel: ({' x '.join(map(str, size))}). Output size is too small")
     full = tuple(n + 2 * p for n, p in zip(size, pads))
     out = _conv_transpose(x, weight, bias, stride, dilation, groups, full)
-    if any(pads):
-        out = constant_pad(out, [(0, 0), (0, 0)] + [(-p, -p) for p in pads], 0.0)
+    if any(pads):  # the crop is part of torch's one convolution node
+        out = renamed(constant_pad(out, [(0, 0), (0, 0)] + [(-p, -p) for p in pads], 0.0), "ConvolutionBackward0")
     return unbatch(out)
 
 

@@ -6,6 +6,7 @@ import numbers
 from collections.abc import Sequence
 
 from ... import _dtype, _factory
+from ..._autograd import renamed
 from ..._ops.conv import constant_pad
 from ..._ops.scatter import index_select
 from ..._tensor import Tensor
@@ -110,4 +111,6 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         index = _factory.tensor(_source_index(mode, input.shape[dim], lo, hi), dtype=_dtype.int64,
                                 device=input.device.type)
         out = index_select(out, dim, index)
-    return out
+    # torch's node: its kernel's for reflect and replicate, the copy into a new tensor for circular
+    names = {"reflect": "ReflectionPad{}DBackward0", "replicate": "ReplicationPad{}DBackward0", "circular": "CopySlices"}
+    return out if out is input else renamed(out, names[mode].format(len(widths)))

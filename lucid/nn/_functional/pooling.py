@@ -11,6 +11,7 @@ import numbers
 from collections.abc import Sequence
 
 from ... import _factory
+from ..._autograd import renamed
 from ..._ops.elementwise import matmul
 from ..._ops.pooling import avg_pool, max_pool, pooled_size
 from ..._tensor import Tensor
@@ -88,13 +89,20 @@ def _window_args(input, kernel_size, stride, padding, d: int, fn: str) -> tuple:
     return kernel, stride, _ints(padding, d, "padding", fn)
 
 
+def _node_name(d: int, two_d: str) -> str:
+    """torch's node name for a pooling's result: its 2-D op's, or, in 1-D (torch's 2-D op on a
+    unit height), the squeeze that ends it."""
+    return two_d if d == 2 else "SqueezeBackward1"
+
+
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, d: int, fn: str):
     kernel, stride, padding = _window_args(input, kernel_size, stride, padding, d, fn)
     dilation = _ints(dilation, d, "dilation", fn)
     x, unbatch = with_batch(input, d)
     out = _pool_sizes(x, kernel, stride, padding, dilation, ceil_mode, d, fn)
     values, indices = max_pool(x, kernel, stride, padding, dilation, out, bool(return_indices))
-    return (unbatch(values), unbatch(indices)) if return_indices else unbatch(values)
+    values = renamed(unbatch(values), _node_name(d, "MaxPool2DWithIndicesBackward0"))
+    return (values, unbatch(indices)) if return_indices else values
 
 
 def max_pool1d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
@@ -159,7 +167,8 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
         raise RuntimeError("divisor must be not zero")
     x, unbatch = with_batch(input, d)
     out = _pool_sizes(x, kernel, stride, padding, (1,) * d, ceil_mode, d, fn)
-    return unbatch(avg_pool(x, kernel, stride, padding, out, count_include_pad, divisor_override))
+    return renamed(unbatch(avg_pool(x, kernel, stride, padding, out, count_include_pad, divisor_override)),
+                   _node_name(d, "AvgPool2DBackward0"))
 
 
 def avg_pool1d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
@@ -260,7 +269,7 @@ def _adaptive_avg(input, output_size, d: int, fn: str) -> Tensor:
         lengths = _factory.tensor([float(hi - lo) for lo, hi in _adaptive_windows(n, o)], dtype=input.dtype,
                                   device=input.device)
         counts = counts * (lengths.reshape(o, 1) if axis == input.ndim - 2 else lengths)
-    return out / counts
+    return renamed(out / counts, _node_name(d, "AdaptiveAvgPool2DBackward0"))
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tensor:

@@ -14,6 +14,7 @@ import struct
 from collections.abc import Sequence
 
 from ... import _dtype, _factory
+from ..._autograd import renamed
 from ..._ops.elementwise import matmul
 from ..._ops.scatter import index_select
 from ..._tensor import Tensor
@@ -151,4 +152,5 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
             continue
         weights = _linear_matrix(n, o, scale, bool(align_corners), input)
         out = matmul(weights, out) if axis == input.ndim - 2 else matmul(out, weights.T)
-    return out
+    return renamed(out, {"nearest": f"UpsampleNearest{d}DBackward0", "linear": "UpsampleLinear1DBackward0",
+                         "bilinear": "UpsampleBilinear2DBackward0"}[mode])

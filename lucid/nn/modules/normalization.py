@@ -306,7 +306,7 @@ class BatchNorm1d(_BatchNorm):
      ('running_var', (2,), lucid.float32), ('num_batches_tracked', (), lucid.int64)]
     >>> _ = bn(lucid.tensor([[1.0, 10.0], [3.0, 30.0]]))
     >>> bn.running_mean, bn.num_batches_tracked
-    (tensor([0.2, 2. ]), tensor(1))
+    (tensor([0.2000, 2.0000]), tensor(1))
     """
 
 
