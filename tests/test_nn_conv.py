@@ -460,3 +460,30 @@ def test_the_result_prints_torchs_node(name):
         return type(out.grad_fn).__name__ if module is torch else out.grad_fn.name
 
     assert grad_fn_name(lucid, F) == grad_fn_name(torch, torch.nn.functional)
+
+
+# --- the padding layers: F.pad with their mode, torch's widths and reprs -----------------------
+PAD_LAYERS = {
+    "ReflectionPad1d": ((2,), (2, 3, 5)), "ReflectionPad2d": (((1, 0, 2, 1),), (2, 3, 4, 5)),
+    "ReplicationPad1d": (((0, 3),), (3, 5)), "ReplicationPad2d": ((2,), (2, 3, 4, 5)),
+    "CircularPad1d": ((1,), (2, 3, 5)), "CircularPad2d": (((2, 1, 0, 3),), (1, 2, 4, 5)),
+    "ConstantPad1d": (((1, 2), 0.5), (2, 3, 5)), "ConstantPad2d": ((1, -2.5), (2, 4, 5)),
+    "ZeroPad1d": (((-1, 2),), (2, 3, 5)), "ZeroPad2d": (((1, 1, 0, 2),), (2, 3, 4, 5)),
+}
+
+
+@pytest.mark.parametrize("device,dtype", DEVICE_DTYPES, ids=ids(DEVICE_DTYPES))
+@pytest.mark.parametrize("name", sorted(PAD_LAYERS))
+def test_padding_layers_match_torch(name, device, dtype):
+    args, shape = PAD_LAYERS[name]
+    ours, theirs = getattr(nn, name)(*args), getattr(torch.nn, name)(*args)
+    assert repr(ours) == repr(theirs) and ours.padding == theirs.padding
+    x = np.random.default_rng(6).standard_normal(shape)
+    module_parity(ours, theirs, [x], device, dtype, exact="output")  # the gradients sum in their own order
+
+
+def test_padding_layers_refuse_what_torch_refuses():
+    assert_same_error(lambda: nn.ReflectionPad1d(3)(lucid.ones(1, 2, 3)),
+                      lambda: torch.nn.ReflectionPad1d(3)(torch.ones(1, 2, 3)))
+    assert_same_error(lambda: nn.ReflectionPad2d((1, 2))(lucid.ones(1, 2, 3, 3)),
+                      lambda: torch.nn.ReflectionPad2d((1, 2))(torch.ones(1, 2, 3, 3)), first_line=True)

@@ -11,6 +11,10 @@ from .normalization import BatchNorm1d, Dropout, LayerNorm
 # convolutions, pooling and their normalisation and dropout (issue 24)
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .normalization import BatchNorm2d, Dropout2d
+from .padding import (
+    CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, ReflectionPad1d, ReflectionPad2d, ReplicationPad1d,
+    ReplicationPad2d, ZeroPad1d, ZeroPad2d,
+)
 from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .sparse import Embedding, EmbeddingBag
@@ -33,4 +37,6 @@ __all__ = [
     # convolutions, pooling and their normalisation and dropout (issue 24)
     "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "BatchNorm2d", "Dropout2d",
+    "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d",
+    "ConstantPad1d", "ConstantPad2d", "ZeroPad1d", "ZeroPad2d",
 ]
