@@ -18,6 +18,7 @@ import pytest
 import lucid
 from helpers import assert_same_signature
 from nn_parity import DEVICE_DTYPES, DEVICES, assert_same_error, function_parity, ids
+from tolerances import close
 
 torch = pytest.importorskip("torch")
 
@@ -235,7 +236,7 @@ def test_a_second_backward_frees_only_the_saved_tensors_as_torch():
         z.sum().backward()
         z.sum().backward()
         grads[m] = x.grad.tolist()
-    np.testing.assert_allclose(grads[lucid], grads[torch], rtol=1e-12)
+    close(grads[lucid], grads[torch], "float64")
     assert_same_error(lambda: _second_backward(lucid), lambda: _second_backward(torch))
 
 
@@ -455,11 +456,11 @@ def test_grad_matches_torch_and_leaves_every_leaf_grad_alone(case):
     assert our_leaves == their_leaves == [None, None, None]
     assert (our_h is None) == (their_h is None)
     if our_h is not None:
-        np.testing.assert_allclose(our_h, their_h, rtol=1e-12)
+        close(our_h, their_h, "float64")
     assert [g is None for g in ours] == [g is None for g in theirs]
     for mine, reference in zip(ours, theirs):
         if mine is not None:
-            np.testing.assert_allclose(mine, reference, rtol=1e-12, atol=0)
+            close(mine, reference, "float64")
 
 
 @pytest.mark.parametrize("case", sorted(GRAD_CALLS))
@@ -539,7 +540,7 @@ def test_backward_of_several_tensors_and_into_chosen_inputs_matches_torch():
             m.autograd.backward(m.ones(1, requires_grad=True).sum() * 2, grad_variables=m.tensor(1.0))
     for ours, theirs in zip(got[lucid][:2], got[torch][:2]):
         for mine, reference in zip(ours, theirs):
-            np.testing.assert_allclose(mine, reference, rtol=1e-12)
+            close(mine, reference, "float64")
     assert got[lucid][2] is None and got[torch][2] is None
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import lucid
+from tolerances import close
 from conftest import DEVICES
 from helpers import raised
 from lucid import _deprecation
@@ -536,7 +537,7 @@ def test_the_char_rnn_tutorials_loop_runs_as_on_torch(fresh_warning):
         warnings.simplefilter("ignore", UserWarning)  # the deprecation, checked above
         expected = _train_char_rnn(torch, reference, lines, letters, hidden)
         got = _train_char_rnn(lucid, ours, lines, letters, hidden)
-    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    close(got, expected, "float64")
     with lucid.no_grad():  # and sampling the next letter from the trained model, as the scripts do
         output, _ = ours(lucid.zeros(1, letters, dtype=lucid.float64), lucid.zeros(1, hidden, dtype=lucid.float64))
         drawn = lucid.multinomial(output.exp(), 10, replacement=True)
@@ -557,7 +558,7 @@ def test_in_place_math_writes_torchs_values_into_self(device):
         ours, theirs = _both([0.5, 1.25, 2.0], device, "float64")
         assert getattr(ours, name)(*args) is ours and ours._version == 1, name
         getattr(theirs, name)(*args)
-        np.testing.assert_allclose(ours.cpu().numpy(), theirs.numpy(), rtol=1e-12, err_msg=name)
+        close(ours.cpu().numpy(), theirs.numpy(), "float64")
     _same_error(lambda: lucid.tensor([1]).exp_(), lambda: torch.tensor([1]).exp_())
     _same_error(lambda: lucid.ones(2, requires_grad=True).tanh_(), lambda: torch.ones(2, requires_grad=True).tanh_())
 
@@ -618,10 +619,10 @@ def test_reductions_take_numpys_names_as_torch(device):
     for name in NUMPY_NAMED:
         mine, reference = getattr(ours, name)(1, keepdims=True), getattr(theirs, name)(1, keepdims=True)
         mine, reference = (r[0] if isinstance(r, tuple) else r for r in (mine, reference))  # max's values
-        np.testing.assert_allclose(mine.cpu().numpy(), reference.numpy(), rtol=1e-12, err_msg=name)
+        close(mine.cpu().numpy(), reference.numpy(), "float64")
         mine, reference = getattr(lucid, name)(ours, axis=0), getattr(torch, name)(theirs, axis=0)
         mine, reference = (r[0] if isinstance(r, tuple) else r for r in (mine, reference))  # max's values
-        np.testing.assert_allclose(mine.cpu().numpy(), reference.numpy(), rtol=1e-12, err_msg=name)
+        close(mine.cpu().numpy(), reference.numpy(), "float64")
     assert type(raised(lambda: ours.sum(1, keepdim=True, keepdims=True))) is type(
         raised(lambda: theirs.sum(1, keepdim=True, keepdims=True))) is TypeError
 
