@@ -58,7 +58,7 @@ class MuonWithAdamW(Optimizer):
     .. math::
 
         \begin{aligned}
-        &\textbf{if}\ \text{use\_muon} \text{ (an } A \times B \text{ matrix)}: \\
+        &\textbf{if}\ \mathrm{use\_muon} \text{ (an } A \times B \text{ matrix):} \\
         &\hspace{5mm} B_t \leftarrow \mu B_{t-1} + (1 - \mu) g_t, \qquad
             \tilde B_t \leftarrow (1 - \mu) g_t + \mu B_t \text{ if nesterov, else } B_t \\
         &\hspace{5mm} \theta_t \leftarrow \theta_{t-1}(1 - \gamma\lambda)
