@@ -188,6 +188,29 @@ def test_a_scheduler_scales_both_rules_as_torchs_pair():
                                                          torch_adamw.param_groups[0]["lr"]]
 
 
+def test_one_cycle_cycles_muons_momentum_and_adamws_beta1_as_torchs_on_each():
+    torch = torch_or_skip()
+    params, groups = _pair_of_groups()
+    optimizer = optim.MuonWithAdamW(groups)
+    scheduler = optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.01, total_steps=8)
+    theirs = [torch.nn.Parameter(torch.tensor(host(p))) for p in params]
+    torch_optimizers = [torch.optim.Muon(theirs[:2]), torch.optim.AdamW(theirs[2:])]
+    torch_schedulers = [torch.optim.lr_scheduler.OneCycleLR(o, max_lr=0.01, total_steps=8) for o in torch_optimizers]
+    for step in range(1, 8):
+        _grads(params, step)
+        optimizer.step()
+        scheduler.step()
+        for o, s in zip(torch_optimizers, torch_schedulers):
+            o.step()  # no gradients: only the schedule moves
+            s.step()
+        muon, adamw = optimizer.param_groups
+        assert "betas" not in muon and "momentum" not in adamw
+        assert (muon["lr"], muon["momentum"]) == (torch_optimizers[0].param_groups[0]["lr"],
+                                                  torch_optimizers[0].param_groups[0]["momentum"])
+        assert (adamw["lr"], adamw["betas"]) == (torch_optimizers[1].param_groups[0]["lr"],
+                                                 torch_optimizers[1].param_groups[0]["betas"])
+
+
 def test_the_groups_hold_torchs_keys_and_values_for_each_rule():
     torch = torch_or_skip()
     params, groups = _pair_of_groups()

@@ -161,8 +161,8 @@ class MuonWithAdamW(Optimizer):
     the group it loads into is refused, as is a group saved without one. A state dict saved
     by a torch.optim.Muon or AdamW therefore does not load; each group's keys and state are
     theirs, so adding ``"use_muon"`` to its groups makes it loadable. Schedulers that cycle
-    momentum (``OneCycleLR``, ``CyclicLR``) write ``"momentum"``, which only Muon groups
-    read.
+    momentum (``OneCycleLR``, ``CyclicLR``) cycle a Muon group's ``"momentum"`` and an AdamW
+    group's ``betas[0]``, as torch's do on torch's Muon and AdamW.
 
     Examples
     --------
