@@ -277,21 +277,12 @@ class MuonWithAdamW(Optimizer):
         >>> [(g["use_muon"], len(g["params"])) for g in opt.param_groups]
         [(True, 1), (True, 1), (False, 1)]
         """
-        if not isinstance(param_group, dict) or "use_muon" in param_group:
-            if isinstance(param_group, dict):
-                _refuse_other_rules_keys(param_group)
-            self.param_groups.add(param_group)
+        if isinstance(param_group, dict) and "use_muon" not in param_group:
+            self.param_groups.add_all(_split_by_shape(param_group))
             return
-        items = param_group["params"]
-        items = [items] if isinstance(items, Tensor) else list(items)
-        if not items or not all(isinstance(_param_of(item), Tensor) for item in items):  # the base's error
-            parts = [{**param_group, "params": items, "use_muon": False}]
-        else:
-            parts = [{**{k: v for k, v in param_group.items() if k not in _ONLY[not use_muon]},
-                      "params": mine, "use_muon": use_muon}
-                     for use_muon in (True, False)
-                     for mine in [[item for item in items if (_param_of(item).ndim == 2) == use_muon]] if mine]
-        self.param_groups.add_all(parts)
+        if isinstance(param_group, dict):
+            _refuse_other_rules_keys(param_group)
+        self.param_groups.add(param_group)
 
     def group_defaults(self, group: dict) -> dict:
         return muon_defaults(self.defaults) if group.get("use_muon") is True else adamw_defaults(self.defaults)
@@ -345,6 +336,23 @@ class MuonWithAdamW(Optimizer):
             muon_update(param, grad, state, group)
         else:
             super().update(param, grad, state, group)
+
+
+def _split_by_shape(group: dict) -> list[dict]:
+    """A group without ``use_muon`` as a Muon group of its 2-D parameters and an AdamW group of
+    the rest, each with the keys its rule takes (a part without parameters left out); as one
+    AdamW group where its ``params`` are empty or not all Tensors, for the base to refuse."""
+    items = group["params"]
+    items = [items] if isinstance(items, Tensor) else list(items)
+    if not items or not all(isinstance(_param_of(item), Tensor) for item in items):
+        return [{**group, "params": items, "use_muon": False}]
+    parts = []
+    for use_muon in (True, False):
+        mine = [item for item in items if (_param_of(item).ndim == 2) == use_muon]
+        if mine:
+            settings = {key: value for key, value in group.items() if key not in _ONLY[not use_muon]}
+            parts.append({**settings, "params": mine, "use_muon": use_muon})
+    return parts
 
 
 def _refuse_other_rules_keys(group: dict) -> None:
