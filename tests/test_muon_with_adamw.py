@@ -122,28 +122,28 @@ def test_a_group_is_checked_by_its_rule(group, exc, message):
         optim.MuonWithAdamW([{"params": [nn.Parameter(lucid.zeros(2, 2))], **group}])
 
 
-def _pair_of_groups(dtype=lucid.float64):
+def _pair_of_groups(dtype=lucid.float64, device="cpu"):
     rng = np.random.default_rng(0)
     shapes = [(4, 3), (3, 5), (5,), (2, 3)]
-    params = [nn.Parameter(lucid.tensor(rng.standard_normal(s), dtype=dtype)) for s in shapes]
+    params = [nn.Parameter(lucid.tensor(rng.standard_normal(s), dtype=dtype, device=device)) for s in shapes]
     return params, [{"params": params[:2], "use_muon": True}, {"params": params[2:], "use_muon": False}]
 
 
 def _grads(params, step):
     for i, p in enumerate(params):
-        p.grad = lucid.tensor(np.cos(3.0 * host(p) + 0.7 * step + i), dtype=p.dtype)
+        p.grad = lucid.tensor(np.cos(3.0 * host(p) + 0.7 * step + i), dtype=p.dtype, device=p.device)
 
 
 @pytest.mark.parametrize("adjust_lr_fn", [None, "original", "match_rms_adamw"])
-def test_each_rule_is_lucids_muon_and_adamw_bit_for_bit(adjust_lr_fn):
+def test_each_rule_is_lucids_muon_and_adamw_bit_for_bit(adjust_lr_fn, device):
     """With schedule values for both lrs, every adjust_lr_fn, amsgrad: the same numbers as
-    lucid's Muon and AdamW stepping the groups apart."""
+    lucid's Muon and AdamW stepping the groups apart, on each device."""
     kwargs = dict(lr=schedules.warmup(2, schedules.cosine(0.02, 8)), weight_decay=0.05, adjust_lr_fn=adjust_lr_fn)
     adamw_kwargs = dict(lr=schedules.linear(0.01, 0.001, 8), betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1)
-    params, groups = _pair_of_groups()
+    params, groups = _pair_of_groups(device=device)
     groups[1]["amsgrad"] = True
     mixed = optim.MuonWithAdamW(groups, **kwargs, **{f"adamw_{k}": v for k, v in adamw_kwargs.items()})
-    apart_params, _ = _pair_of_groups()
+    apart_params, _ = _pair_of_groups(device=device)
     muon = optim.Muon(apart_params[:2], **kwargs)
     adamw = optim.AdamW(apart_params[2:], amsgrad=True, **adamw_kwargs)
     for step in range(1, 9):
