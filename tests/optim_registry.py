@@ -41,8 +41,8 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from optim_cases import (ADAFACTOR_3D_SHAPES, MUON_SHAPES, NONE_GRAD_LATE_EMPTY, NS_CONVERGENT, TENSOR_BETAS,
-                         TENSOR_LR, OptimCase, make_case, with_shapes)
+from optim_cases import (ADAFACTOR_3D_SHAPES, MUON_SHAPES, NONE_GRAD, NONE_GRAD_LATE_EMPTY, NS_CONVERGENT,
+                         TENSOR_BETAS, TENSOR_LR, OptimCase, make_case, with_shapes)
 
 
 def _load(module: str, name: str):
@@ -498,6 +498,53 @@ REGISTRY: tuple[OptimizerInfo, ...] = (
         state_kwargs={"lr": 0.01, "weight_decay": 0.01},
         resume=(
             ("adopt", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True}),
+        ),
+    ),
+)
+
+# MuonWithAdamW: a Muon group of matrices (tall and wide) and an AdamW group of a vector and a
+# matrix (an embedding's kind), in either order; three groups where two Muon groups differ.
+MUON_GROUP, ADAMW_GROUP = ((4, 3), (3, 5)), ((5,), (2, 3))
+
+
+def _muon_with_adamw_case(name, kwargs, *groups):
+    """A case of MuonWithAdamW over ``groups``: ``(use_muon, overrides)`` pairs, shaped by rule."""
+    return OptimCase(name, "MuonWithAdamW", kwargs,
+                     tuple({"shapes": MUON_GROUP if use_muon else ADAMW_GROUP, "use_muon": use_muon, **overrides}
+                           for use_muon, overrides in groups), none_grad=NONE_GRAD)
+
+
+REGISTRY += (
+    OptimizerInfo(
+        "MuonWithAdamW",
+        cases=(
+            # MuonWithAdamW (the reference: torch_reference.muon_with_adamw_class, torch's Muon and
+            # AdamW over the same groups): defaults, each rule's constructor arguments (Muon's eps
+            # and AdamW's adamw_eps apart), Tensor lrs, the lr adjustments with a third group, the
+            # AdamW group first with amsgrad and maximize, the Newton-Schulz settings.
+            _muon_with_adamw_case("muon_with_adamw_default", {}, (True, {}), (False, {})),
+            _muon_with_adamw_case("muon_with_adamw_constructor", {
+                "lr": 0.02, "weight_decay": 0.05, "momentum": 0.9, "adamw_lr": 0.01, "adamw_betas": (0.8, 0.99),
+                "adamw_eps": 1e-6, "adamw_weight_decay": 0.1}, (True, {}), (False, {})),
+            _muon_with_adamw_case("muon_with_adamw_tensor_lr", {"lr": TENSOR_LR, "adamw_lr": TENSOR_LR},
+                                  (True, {}), (False, {"weight_decay": 0.1})),
+            _muon_with_adamw_case("muon_with_adamw_adjust_lr", {"lr": 0.02, "weight_decay": 0.01},
+                                  (True, {"adjust_lr_fn": "match_rms_adamw"}), (False, {"lr": 0.02}),
+                                  (True, {"adjust_lr_fn": "original", "nesterov": False})),
+            _muon_with_adamw_case("muon_with_adamw_adamw_first", {"lr": 0.02},
+                                  (False, {"lr": 0.01, "amsgrad": True, "maximize": True, "betas": (0.5, 0.9)}),
+                                  (True, {"weight_decay": 0.5, "momentum": 0.8, "nesterov": True})),
+            _muon_with_adamw_case("muon_with_adamw_ns", {"lr": 0.02, "ns_coefficients": NS_CONVERGENT, "ns_steps": 3,
+                                                          "eps": 1e-3}, (True, {}), (False, {"eps": 1e-3})),
+        ),
+        flags={"lr", "weight_decay", "momentum", "nesterov", "ns_coefficients", "eps", "ns_steps", "adjust_lr_fn",
+               "adamw_lr", "adamw_betas", "adamw_eps", "adamw_weight_decay", "use_muon", "amsgrad", "maximize",
+               "betas"},
+        reference=_made_by("torch_reference", "muon_with_adamw_class"),
+        reference_context=_attribute("torch_reference", "muon_in_param_dtype"),
+        state_kwargs={"lr": 0.02, "adamw_lr": 0.01},
+        resume=(
+            ("muon_with_adamw", {"lr": 0.02, "adamw_lr": 0.01}),
         ),
     ),
 )

@@ -80,6 +80,44 @@ def lion_class():
     return Lion
 
 
+def muon_with_adamw_class():
+    """The reference of lucid.optim.MuonWithAdamW: torch.optim.Muon over the groups with
+    ``use_muon=True`` and torch.optim.AdamW over the others, stepped together.
+
+    Signature: lucid's (torch.optim.Muon's arguments, then ``adamw_lr``, ``adamw_betas``,
+    ``adamw_eps``, ``adamw_weight_decay``: torch.optim.AdamW's ``lr``, ``betas``, ``eps``,
+    ``weight_decay``). ``state`` is the two optimizers' state, by parameter. Stepped in
+    :func:`muon_in_param_dtype`, as Muon's reference. Built on first use (torch is imported lazily).
+    """
+    import torch
+
+    class MuonWithAdamW:
+        def __init__(self, params, lr=1e-3, weight_decay=0.1, momentum=0.95, nesterov=True,
+                     ns_coefficients=(3.4445, -4.775, 2.0315), eps=1e-7, ns_steps=5, adjust_lr_fn=None, *,
+                     adamw_lr=1e-3, adamw_betas=(0.9, 0.999), adamw_eps=1e-8, adamw_weight_decay=1e-2):
+            groups = list(params)
+            muon = [{k: v for k, v in g.items() if k != "use_muon"} for g in groups if g["use_muon"]]
+            adamw = [{k: v for k, v in g.items() if k != "use_muon"} for g in groups if not g["use_muon"]]
+            self.optimizers = []
+            if muon:
+                self.optimizers.append(torch.optim.Muon(
+                    muon, lr=lr, weight_decay=weight_decay, momentum=momentum, nesterov=nesterov,
+                    ns_coefficients=ns_coefficients, eps=eps, ns_steps=ns_steps, adjust_lr_fn=adjust_lr_fn))
+            if adamw:
+                self.optimizers.append(torch.optim.AdamW(adamw, lr=adamw_lr, betas=adamw_betas, eps=adamw_eps,
+                                                         weight_decay=adamw_weight_decay))
+
+        @property
+        def state(self):
+            return {p: s for optimizer in self.optimizers for p, s in optimizer.state.items()}
+
+        def step(self):
+            for optimizer in self.optimizers:
+                optimizer.step()
+
+    return MuonWithAdamW
+
+
 @contextlib.contextmanager
 def muon_in_param_dtype():
     """Run torch.optim.Muon's Newton-Schulz iteration in the parameter's dtype, not bfloat16.

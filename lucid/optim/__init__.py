@@ -24,6 +24,7 @@ from .asgd import ASGD
 from .lbfgs import LBFGS
 from .lion import Lion
 from .muon import Muon
+from .muon_with_adamw import MuonWithAdamW
 from .nadam import NAdam, RAdam
 from .optimizer import Optimizer, register_optimizer_step_post_hook, register_optimizer_step_pre_hook, required
 from . import lr_scheduler, schedules, swa_utils
@@ -40,4 +41,5 @@ __all__ = [
     "Adadelta", "Adagrad", "Adamax", "ASGD", "NAdam", "RAdam", "RMSprop", "Rprop",
     "lr_scheduler", "schedules",
     "Lion", "Adafactor", "Muon", "LBFGS", "ADOPT",
+    "MuonWithAdamW",
 ]

@@ -73,7 +73,7 @@ def _checked_load(optimizer, state_dict: dict):
         new["params"] = live["params"]
         if "param_names" in live and "param_names" not in saved:
             new["param_names"] = live["param_names"]
-        for name, default in optimizer.defaults.items():
+        for name, default in optimizer.group_defaults(live).items():
             new.setdefault(name, live.get(name, default))
         optimizer.param_groups.check(new)
         for index, param in zip(saved["params"], live["params"]):

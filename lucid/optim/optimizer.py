@@ -108,7 +108,7 @@ class Optimizer:
     def _compose(self) -> None:
         """The parts, fresh (a new optimizer's, or an unpickled one's before its groups return)."""
         self._hooks = Hooks()
-        self.param_groups = ParamGroups(self.defaults, self._validate)
+        self.param_groups = ParamGroups(self.group_defaults, self._validate)
         self.state = OptimizerState(self.param_groups, self.float32_keys)
         self._engine = StepEngine(self)
         self._steps_taken = 0
@@ -151,6 +151,20 @@ class Optimizer:
             ...
         ValueError: Invalid learning rate: -1.0
         """
+
+    def group_defaults(self, group: dict) -> dict:
+        """The hyperparameters ``group`` takes where it sets none (when it is added, or loaded):
+        :attr:`defaults`, or one rule's for an optimizer of several (:class:`MuonWithAdamW`).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> sgd = optim.SGD([nn.Parameter(lucid.zeros(1))], lr=0.1)
+        >>> sgd.group_defaults(sgd.param_groups[0]) is sgd.defaults
+        True
+        """
+        return self.defaults
 
     def init_state(self, param: Tensor, group: dict) -> dict:
         """The state of ``param`` before its first update, made the first time it steps.

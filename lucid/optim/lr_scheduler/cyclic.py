@@ -16,7 +16,9 @@ if TYPE_CHECKING:
 
 
 def _set_momentum(group: dict, momentum, use_beta1: bool) -> None:
-    if use_beta1:
+    # beta1 where the optimizer has betas (torch's test), or where this group has betas and no
+    # momentum: MuonWithAdamW's AdamW groups, next to its Muon groups' momentum
+    if use_beta1 or ("betas" in group and "momentum" not in group):
         group["betas"] = (momentum, *group["betas"][1:])
     else:
         group["momentum"] = momentum
@@ -54,8 +56,8 @@ class CyclicLR(LRScheduler):
     A cycle rises for ``step_size_up`` steps and falls for ``step_size_down``; the amplitude
     ``max_lr - base_lr`` is scaled by ``scale_fn`` of the cycle number (``"triangular"``: 1,
     ``"triangular2"``: halved each cycle) or of the step (``"exp_range"``: ``gamma**step``).
-    With ``cycle_momentum``, ``momentum`` (or ``betas[0]``, for optimizers with ``betas``)
-    cycles between ``max_momentum`` and ``base_momentum``. Step it after every batch.
+    With ``cycle_momentum``, ``momentum`` (or ``betas[0]``, for optimizers with ``betas`` and
+    the AdamW groups of a :class:`~lucid.optim.MuonWithAdamW`) cycles between ``max_momentum`` and ``base_momentum``. Step it after every batch.
 
     With :math:`T = T_{\text{up}} + T_{\text{down}}`, :math:`r = T_{\text{up}} / T` and
     batch index :math:`t`:
