@@ -4,6 +4,7 @@ with one job: ``_groups`` (the parameter groups), ``_state`` (state and its conv
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -106,11 +107,16 @@ class Optimizer:
             self.add_param_group(group)
 
     def _compose(self) -> None:
-        """The parts, fresh (a new optimizer's, or an unpickled one's before its groups return)."""
+        """The parts, fresh (a new optimizer's, or an unpickled one's before its groups return).
+
+        The parts reach the optimizer through a weak proxy: the optimizer holds them, and a
+        reference cycle would leave a dropped optimizer, and its state, to the cyclic collector.
+        """
+        me = weakref.proxy(self)
         self._hooks = Hooks()
-        self.param_groups = ParamGroups(self.defaults, self._validate)
+        self.param_groups = ParamGroups(self.defaults, lambda group: me._validate(group))
         self.state = OptimizerState(self.param_groups, self.float32_keys)
-        self._engine = StepEngine(self)
+        self._engine = StepEngine(me)
         self._steps_taken = 0
 
     @property
