@@ -309,6 +309,37 @@ for opt_name in ("Adam", "Adagrad", "SparseAdam"):
 add("Adam-load-step-0d-tensor-negative", ValueError, "has a step count of",
     lambda: _corrupt(lambda s, ps: s["state"][0].update(step=lucid.tensor(-2.0)))("Adam"))
 
+# a loaded group is checked as a constructor's (issue 25): one lacking a hyperparameter it needs
+# is refused at load (torch loads it and fails at step with a KeyError), as are values out of range
+for opt_name in ("SGD", "Adam", "Adagrad", "ASGD", "RMSprop", "LBFGS", "SparseAdam", "Muon"):
+    add(f"{opt_name}-load-group-without-lr", ValueError, r"param_groups\[0\] lacks \['lr'\]",
+        lambda opt_name=opt_name: _corrupt(lambda s, ps: s["param_groups"][0].pop("lr"))(opt_name))
+add("Adam-load-group-without-betas", ValueError, r"param_groups\[0\] lacks \['betas'\], which every Adam group has",
+    lambda: _corrupt(lambda s, ps: s["param_groups"][0].pop("betas"))("Adam"))
+add("Adam-load-group-betas-out-of-range", ValueError, "Invalid beta parameter at index 0: 2",
+    lambda: _corrupt(lambda s, ps: s["param_groups"][0].update(betas=(2, 0)))("Adam"))
+add("Adam-load-group-eps-string", TypeError, "eps must be a number, got str 'x'",
+    lambda: _corrupt(lambda s, ps: s["param_groups"][0].update(eps="x"))("Adam"))
+add("SGD-load-group-negative-lr", ValueError, "Invalid learning rate: -1",
+    lambda: _corrupt(lambda s, ps: s["param_groups"][0].update(lr=-1))("SGD"))
+add("SGD-load-schedule-not-a-schedule", ValueError, "lr_schedule that is no schedule",
+    lambda: _corrupt(lambda s, ps: s["param_groups"][0].update(lr_schedule="cosine", lr_schedule_step=0))("SGD"))
+add("SGD-load-schedule-step-negative", ValueError, r"lr_schedule_step'\] must be at least 0",
+    lambda: _corrupt(lambda s, ps: s["param_groups"][0].update(lr_schedule=schedules.cosine(0.1, 10).to_dict(),
+                                                               lr_schedule_step=-3))("SGD"))
+add("SGD-load-schedule-step-missing", TypeError, r"lr_schedule_step'\] must be an int, got NoneType",
+    lambda: _corrupt(lambda s, ps: s["param_groups"][0].update(lr_schedule=schedules.cosine(0.1, 10).to_dict()))("SGD"))
+
+
+@case("Adam-state-dict-into-SGD-with-momentum", ValueError,
+      r"param_groups\[0\] lacks \['momentum', 'dampening'\], which every SGD group has; its state holds "
+      r"\['exp_avg', 'exp_avg_sq', 'step'\] where SGD keeps \['momentum_buffer'\]: is it another optimizer's")
+def _():
+    _, adam = stepped(optim.Adam)
+    ps, sgd = stepped(optim.SGD, momentum=0.9)
+    saved = adam.state_dict()
+    return [ps, sgd, saved], lambda: sgd.load_state_dict(saved)
+
 
 # --- 4. schedulers: bad arguments raise before the optimizer's groups change -------------------------
 def _sgd(momentum=0.9):
