@@ -497,6 +497,66 @@ _scheduler_load("lambda-lambdas-count", ValueError, "lr_lambdas must be a list o
                 lambda s: {**s, "lr_lambdas": [None, None]}, lambda o: S.LambdaLR(o, lambda e: 1.0))
 _scheduler_load("plateau-mode", ValueError, "mode sideways is unknown",
                 lambda s: {**s, "mode": "sideways"}, lambda o: _Plateau(o))
+# a loaded state is checked as the constructor checks its arguments (issue 25): torch loads each
+# of these and fails (or sets a NaN lr) at a later step
+_scheduler_load("StepLR-step-size-0", ValueError, "step_size must be at least 1, got 0", lambda s: {**s, "step_size": 0})
+_scheduler_load("StepLR-gamma-nan", ValueError, "gamma must be finite, got nan", lambda s: {**s, "gamma": NAN})
+_scheduler_load("base-lrs-nan", ValueError, "base_lrs must be finite", lambda s: {**s, "base_lrs": [NAN]})
+_scheduler_load("MultiStepLR-milestone-string", TypeError, r"milestones\[0\] must be an int",
+                lambda s: {**s, "milestones": ["3"]}, lambda o: S.MultiStepLR(o, [2, 4]))
+_scheduler_load("ExponentialLR-gamma-inf", ValueError, "gamma must be finite", lambda s: {**s, "gamma": INF},
+                lambda o: S.ExponentialLR(o, 0.5))
+_scheduler_load("CosineAnnealingLR-T-max-0", ValueError, "T_max must be greater than 0, got 0",
+                lambda s: {**s, "T_max": 0}, lambda o: S.CosineAnnealingLR(o, 4))
+_scheduler_load("PolynomialLR-power-negative", ValueError, "power must be at least 0, got -1",
+                lambda s: {**s, "power": -1}, lambda o: S.PolynomialLR(o))
+_scheduler_load("ConstantLR-factor-2", ValueError, "Constant multiplicative factor expected to be between 0 and 1",
+                lambda s: {**s, "factor": 2.0}, lambda o: S.ConstantLR(o))
+_scheduler_load("LinearLR-total-iters-string", TypeError, "total_iters must be an int",
+                lambda s: {**s, "total_iters": "5"}, lambda o: S.LinearLR(o))
+_scheduler_load("warm-restarts-T-i-0", ValueError, "Expected positive integer T_i, but got 0",
+                lambda s: {**s, "T_i": 0}, lambda o: S.CosineAnnealingWarmRestarts(o, 2))
+_scheduler_load("plateau-factor-2", ValueError, r"Factor should be < 1.0.",
+                lambda s: {**s, "factor": 2.0}, lambda o: _Plateau(o))
+_scheduler_load("plateau-patience-string", TypeError, "patience must be an int, got str 'x'",
+                lambda s: {**s, "patience": "x"}, lambda o: _Plateau(o))
+_scheduler_load("plateau-best-nan", ValueError, "best must be a number",
+                lambda s: {**s, "best": NAN}, lambda o: _Plateau(o))
+_scheduler_load("OneCycleLR-total-steps-0", ValueError, "Expected positive integer total_steps, but got 0",
+                lambda s: {**s, "total_steps": 0}, lambda o: S.OneCycleLR(o, 1.0, total_steps=10))
+_scheduler_load("OneCycleLR-anneal-strategy", ValueError, "anneal_strategy must be one of 'cos' or 'linear'",
+                lambda s: {**s, "_anneal_func_type": "cubic"}, lambda o: S.OneCycleLR(o, 1.0, total_steps=10))
+_scheduler_load("OneCycleLR-unknown-anneal-func", ValueError, "anneal_func must be torch's _annealing_cos",
+                lambda s: {**{k: v for k, v in s.items() if k != "_anneal_func_type"}, "anneal_func": print},
+                lambda o: S.OneCycleLR(o, 1.0, total_steps=10))
+_scheduler_load("CyclicLR-total-size-0", ValueError, "total_size must be greater than 0",
+                lambda s: {**s, "total_size": 0.0}, lambda o: S.CyclicLR(o, 0.1, 1.0))
+_scheduler_load("SWALR-anneal-epochs-negative", ValueError, "anneal_epochs must be equal or greater than 0",
+                lambda s: {**s, "anneal_epochs": -1}, lambda o: swa_utils.SWALR(o, 0.05))
+_scheduler_load("SWALR-anneal-strategy", ValueError, "anneal_strategy must be one of 'cos' or 'linear'",
+                lambda s: {**s, "_anneal_strategy": "cubic"}, lambda o: swa_utils.SWALR(o, 0.05))
+_scheduler_load("sequential-child-step-size-0", ValueError, "step_size must be at least 1, got 0",
+                lambda s: {**s, "_schedulers": [s["_schedulers"][0], {**s["_schedulers"][1], "step_size": 0}]},
+                lambda o: S.SequentialLR(o, [S.StepLR(o, 2), S.StepLR(o, 3)], milestones=[2]))
+_scheduler_case("PolynomialLR-power-negative", ValueError, "power must be at least 0, got -1",
+                lambda o: S.PolynomialLR(o, power=-1))
+
+
+def _nan_factor_at_step(cls):
+    """A lambda scheduler whose second group's factor is NaN at epoch 2: that step raises."""
+    def make():
+        ps = params()
+        opt = optim.SGD([{"params": ps[:1]}, {"params": ps[1:]}], lr=0.5)
+        scheduler = cls(opt, [lambda epoch: 0.5, lambda epoch: NAN if epoch == 2 else 0.5])
+        opt.step()
+        scheduler.step()
+        return [ps, opt, scheduler], scheduler.step
+    add(f"scheduler-{cls.__name__}-nan-factor-at-step", ValueError,
+        r"the factor lr_lambda\(2\) of param_groups\[1\] must be finite, got nan", make)
+
+
+_nan_factor_at_step(S.LambdaLR)
+_nan_factor_at_step(S.MultiplicativeLR)
 
 
 class _Plateau(S.ReduceLROnPlateau):

@@ -461,15 +461,20 @@ class SWALR(LRScheduler):
         # every check before the groups are written
         swa_lrs = _format_param("swa_lr", optimizer, swa_lr)
         _checks.at_least("swa_lr", swa_lrs)
-        if anneal_strategy not in ["cos", "linear"]:
-            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
-        if not isinstance(anneal_epochs, int) or anneal_epochs < 0:
-            raise ValueError(f"anneal_epochs must be equal or greater than 0, got {anneal_epochs}")
+        self._check_hyperparameters(dict(_anneal_strategy=anneal_strategy, anneal_epochs=anneal_epochs))
         for value, group in zip(swa_lrs, optimizer.param_groups):
             group["swa_lr"] = value
         self._set_anneal_func(anneal_strategy)
         self.anneal_epochs = anneal_epochs
         super().__init__(optimizer, last_epoch)
+
+    def _check_hyperparameters(self, values: dict) -> None:
+        if values["_anneal_strategy"] not in ["cos", "linear"]:
+            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got "
+                             f"{values['_anneal_strategy']}")
+        epochs = values["anneal_epochs"]
+        if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 0:
+            raise ValueError(f"anneal_epochs must be equal or greater than 0, got {epochs}")
 
     @staticmethod
     def _linear_anneal(t):
