@@ -604,6 +604,24 @@ def _():
     return [ps, guard, saved], lambda: guard.load_state_dict(saved)
 
 
+def _averaged_load(name, exc, message, count):
+    """An AveragedModel that averaged twice, loading its state with ``n_averaged`` replaced."""
+    def make():
+        model = nn.Linear(2, 2)
+        averaged = swa_utils.AveragedModel(model)
+        averaged.update_parameters(model)
+        averaged.update_parameters(model)
+        saved = {**averaged.state_dict(), "n_averaged": count}
+        return [model, averaged, saved], lambda: averaged.load_state_dict(saved)
+    add(f"AveragedModel-load-{name}", exc, message, make)
+
+
+# the count is checked as the one averaging keeps (issue 25): torch loads -1 (the next average
+# divides by zero) and truncates 2.5
+_averaged_load("negative-count", ValueError, "n_averaged must be at least 0, got -1", lucid.tensor(-1))
+_averaged_load("fractional-count", TypeError, "n_averaged must be an int, got float 2.5", lucid.tensor(2.5))
+
+
 @case("AveragedModel-update-with-other-model", ValueError, "tensor 0 of the model has shape")
 def _():
     model = nn.Linear(2, 2)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import itertools
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .._autograd import no_grad
@@ -258,6 +258,31 @@ class AveragedModel(Module):
         self.avg_fn = avg_fn
         self.multi_avg_fn = multi_avg_fn
         self.use_buffers = use_buffers
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> Any:
+        """:meth:`lucid.nn.Module.load_state_dict`, with ``n_averaged`` checked as the count it
+        is (a whole number, at least 0) before anything loads.
+
+        Notes
+        -----
+        torch loads a negative count (the next average divides by zero, or weighs the model
+        wrongly) and truncates a fractional one; lucid refuses both, changing nothing.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn
+        >>> from lucid.optim.swa_utils import AveragedModel
+        >>> swa = AveragedModel(nn.Linear(2, 1))
+        >>> swa.load_state_dict({**swa.state_dict(), "n_averaged": lucid.tensor(-1)})
+        Traceback (most recent call last):
+            ...
+        ValueError: n_averaged must be at least 0, got -1
+        """
+        count = state_dict.get("n_averaged") if isinstance(state_dict, Mapping) else None
+        if count is not None and getattr(count, "shape", None) == ():
+            _checks.count("n_averaged", count.item())
+        return super().load_state_dict(state_dict, strict)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """Call the averaged copy of the model.
