@@ -128,12 +128,9 @@ class CyclicLR(LRScheduler):
                  max_momentum: float | list[float] = 0.9, last_epoch: int = -1) -> None:
         _check_optimizer(optimizer)
         # every check first: nothing is written into the groups before all have passed
-        if mode not in ["triangular", "triangular2", "exp_range"] and scale_fn is None:
-            raise ValueError("mode is invalid and scale_fn is None")
         if scale_fn is not None and not callable(scale_fn):
             raise TypeError(f"scale_fn must be callable or None, got {type(scale_fn).__name__}")
-        if scale_mode not in ("cycle", "iterations"):
-            raise ValueError(f"scale_mode must be 'cycle' or 'iterations', got {scale_mode!r}")
+        self._check_modes(mode, scale_fn, scale_mode)
         _checks.at_least("base_lr", base_lr)
         _checks.at_least("max_lr", max_lr)
         _checks.at_least("step_size_up", step_size_up, 0, strict=True)
@@ -162,12 +159,16 @@ class CyclicLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
 
-    def _check_hyperparameters(self, values: dict) -> None:
-        # the constructor checks its arguments above; a loaded state, what they became
-        if values["mode"] not in ("triangular", "triangular2", "exp_range") and self._scale_fn_custom is None:
+    @staticmethod
+    def _check_modes(mode, scale_fn, scale_mode) -> None:
+        if mode not in ["triangular", "triangular2", "exp_range"] and scale_fn is None:
             raise ValueError("mode is invalid and scale_fn is None")
-        if values["scale_mode"] not in ("cycle", "iterations"):
-            raise ValueError(f"scale_mode must be 'cycle' or 'iterations', got {values['scale_mode']!r}")
+        if scale_mode not in ("cycle", "iterations"):
+            raise ValueError(f"scale_mode must be 'cycle' or 'iterations', got {scale_mode!r}")
+
+    def _check_hyperparameters(self, values: dict) -> None:
+        # the constructor checks its arguments; a loaded state, what they became
+        self._check_modes(values["mode"], self._scale_fn_custom, values["scale_mode"])
         _checks.at_least("total_size", values["total_size"], 0, strict=True)
         _checks.at_least("step_ratio", values["step_ratio"], 0, strict=True)
         if values["step_ratio"] > 1:
@@ -337,9 +338,7 @@ class OneCycleLR(LRScheduler):
         _check_optimizer(optimizer)
         self.optimizer = optimizer
         if total_steps is not None:
-            if total_steps <= 0 or not isinstance(total_steps, int):
-                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
-            self.total_steps = total_steps
+            self.total_steps = self._checked_total_steps(total_steps)
         elif epochs is not None and steps_per_epoch is not None:
             if not isinstance(epochs, int) or epochs <= 0:
                 raise ValueError(f"Expected positive integer epochs, but got {epochs}")
@@ -351,9 +350,7 @@ class OneCycleLR(LRScheduler):
         self._schedule_phases = self._phases(pct_start, three_phase)
         if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
-        if anneal_strategy not in ["cos", "linear"]:
-            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
-        self._anneal_func_type = anneal_strategy
+        self._anneal_func_type = self._checked_anneal_strategy(anneal_strategy)
         _checks.at_least("max_lr", max_lr)
         _checks.at_least("div_factor", div_factor, 0, strict=True)
         _checks.at_least("final_div_factor", final_div_factor, 0, strict=True)
@@ -413,14 +410,22 @@ class OneCycleLR(LRScheduler):
             state["_anneal_func_type"] = kind
         return state
 
+    @staticmethod
+    def _checked_total_steps(total_steps) -> int:
+        if isinstance(total_steps, bool) or not isinstance(total_steps, int) or total_steps <= 0:
+            raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+        return total_steps
+
+    @staticmethod
+    def _checked_anneal_strategy(strategy) -> str:
+        if strategy not in ["cos", "linear"]:
+            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {strategy}")
+        return strategy
+
     def _check_hyperparameters(self, values: dict) -> None:
-        # the constructor checks its arguments above; a loaded state, what they became
-        if isinstance(values["total_steps"], bool) or not isinstance(values["total_steps"], int) \
-                or values["total_steps"] <= 0:
-            raise ValueError(f"Expected positive integer total_steps, but got {values['total_steps']}")
-        if values["_anneal_func_type"] not in ("cos", "linear"):
-            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got "
-                             f"{values['_anneal_func_type']}")
+        # the constructor checks its arguments; a loaded state, what they became
+        self._checked_total_steps(values["total_steps"])
+        self._checked_anneal_strategy(values["_anneal_func_type"])
         phases = values["_schedule_phases"]
         if not isinstance(phases, list) or not all(isinstance(p, dict) and p.keys() == self._schedule_phases[0].keys()
                                                    for p in phases) or not phases:
