@@ -63,7 +63,7 @@ def _checked_load(optimizer, state_dict: dict):
         raise ValueError(f"a state dict's 'state' must be a dict, got {type(state_dict['state']).__name__}")
     if len(saved_groups) != len(optimizer.param_groups):
         raise ValueError("loaded state dict has a different number of parameter groups")
-    new_groups, places = [], {}  # places: (parameter, group) by saved index
+    new_groups, places = [], dict[int, tuple[Tensor, dict]]()  # places: (parameter, group) by saved index
     for at, (live, saved) in enumerate(zip(optimizer.param_groups, saved_groups)):
         if len(saved["params"]) != len(live["params"]):
             raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
