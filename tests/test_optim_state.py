@@ -706,6 +706,28 @@ def test_an_older_torchs_python_number_eta_and_mu_load_as_float32_tensors():
         assert opt.state[i]["eta"].item() == older["state"][i]["eta"] and opt.state[i]["mu"].item() == 1.0
 
 
+def test_zero_refuses_a_group_lacking_lr_on_every_rank_and_changes_nothing():
+    """ZeroRedundancyOptimizer loads through its local optimizer, so the group checks hold there."""
+    from lucid import distributed as dist
+    from lucid.distributed.optim import ZeroRedundancyOptimizer
+    dist.init_process_group("any")
+    try:
+        opt, params = _training("Adam", {"lr": 0.1})
+        zero = ZeroRedundancyOptimizer([{"params": params[:2]}, {"params": params[2:], "lr": 0.03}], optim.Adam,
+                                       lr=0.1)
+        _run(zero, params, range(1, 3))
+        _run(opt, params, range(1, 3))
+        saved = opt.state_dict()
+        del saved["param_groups"][1]["lr"]
+        before, before_record = copy.deepcopy(zero.optim.state_dict()), record(zero.optim, params)
+        with pytest.raises(ValueError, match=r"refused on rank 0: loaded param_groups\[\d\] lacks \['lr'\]"):
+            zero.load_state_dict(saved)
+        assert_state_dicts_equal(zero.optim.state_dict(), before)
+        assert_records_equal(record(zero.optim, params), before_record)
+    finally:
+        dist.destroy_process_group()
+
+
 def assert_state_dicts_equal(a, b):
     assert a["param_groups"] == b["param_groups"]
     assert list(a["state"]) == list(b["state"])

@@ -118,3 +118,23 @@ def test_an_averaged_model_is_freed_without_the_cyclic_collector():
         averaged.load_state_dict(averaged.state_dict())
         return [model, averaged]
     assert _freed_without_the_collector(make) == []
+
+
+def test_a_zero_redundancy_optimizer_is_freed_without_the_cyclic_collector():
+    from lucid import distributed as dist
+    from lucid.distributed.optim import ZeroRedundancyOptimizer
+
+    def make():
+        param = _param()
+        zero = ZeroRedundancyOptimizer([param], optim.Adam, lr=0.1)
+        for _ in range(2):
+            param.grad = lucid.ones(3, 2)
+            zero.step()
+        zero.consolidate_state_dict()
+        zero.load_state_dict(zero.state_dict())
+        return [zero, zero.optim]
+    dist.init_process_group("any")
+    try:
+        assert _freed_without_the_collector(make) == []
+    finally:
+        dist.destroy_process_group()
