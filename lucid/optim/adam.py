@@ -154,6 +154,8 @@ class Adam(Optimizer):
     ['exp_avg', 'exp_avg_sq', 'step']
     """
 
+    older_group_defaults = {**Optimizer.older_group_defaults, "amsgrad": False, "decoupled_weight_decay": False}
+
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-3,
                  betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,

@@ -285,7 +285,9 @@ class MuonWithAdamW(Optimizer):
         self.param_groups.add(param_group)
 
     def group_defaults(self, group: dict) -> dict:
-        return muon_defaults(self.defaults) if group.get("use_muon") is True else adamw_defaults(self.defaults)
+        if "use_muon" not in group:  # a loaded group that does not say its rule: check refuses it
+            return {}
+        return muon_defaults(self.defaults) if group["use_muon"] is True else adamw_defaults(self.defaults)
 
     def check(self, group: dict) -> None:
         if "params" not in group and "use_muon" not in group:  # the constructor's defaults: each rule's
