@@ -8,6 +8,7 @@ so that start-up is paid once per world size. The failure tests start processes 
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -96,6 +97,25 @@ def test_launcher_fails_when_a_rank_raises(tmp_path):
     assert status == 1, output
     assert "ValueError: rank 1 fails on purpose" in output
     assert "rank 1 exited with status 1" in output
+    assert elapsed < BOUND
+
+
+def test_collectives_that_disagree_fail_the_job_on_every_rank(tmp_path):
+    # float32[4] against float64[2]: the same bytes, which MLX summed into nonsense (exit 0)
+    script = _script(tmp_path, """
+        import lucid, lucid.distributed as dist
+        dist.init_process_group("ring")
+        rank = dist.get_rank()
+        dist.all_reduce(lucid.ones(4) if rank == 0 else lucid.ones(2, dtype=lucid.float64))
+        print("rank", rank, "went on", flush=True)
+    """)
+    status, output, elapsed = _launch(tmp_path, "--nproc", "2", script, timeout=BOUND + 30)
+    assert status == 1 and "went on" not in output, output
+    for rank in (0, 1):
+        assert (f"lucid.distributed.DistBackendError: all_reduce on rank {rank} of 2: the processes called "
+                "collectives that disagree on the dtype (float32 against float64): rank 0 called "
+                "all_reduce(float32[4], op=SUM); rank 1 called all_reduce(float64[2], op=SUM)") in output, output
+        assert f"rank {rank} exited with status 1" in output, output
     assert elapsed < BOUND
 
 
@@ -334,6 +354,46 @@ def test_zero_partition_is_torchs_greedy_by_size(monkeypatch):
     zero._partition_cache = None
     sizes = [[p.numel() for g in groups for p in g["params"]] for groups in zero._partition()]
     assert sizes == [[10, 3], [7, 5, 1]]  # largest first, each to the rank with fewer elements
+
+
+@pytest.fixture
+def port_in_use():
+    """A port on 127.0.0.1 that a socket listens on (with SO_REUSEADDR, as a server would)."""
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", launcher.free_ports(3) + 1))
+    server.listen()
+    yield server.getsockname()[1]
+    server.close()
+
+
+def test_a_port_in_use_is_named_by_the_launcher(tmp_path, port_in_use):
+    script = _script(tmp_path, "print('started', flush=True)\n")
+    status, output, _ = _launch(tmp_path, "--nproc", "2", "--port", str(port_in_use - 1), script)
+    assert status == 1 and "started" not in output, output
+    assert (f"port {port_in_use} on 127.0.0.1 is in use (the 2 processes listen on ports {port_in_use - 1} to "
+            f"{port_in_use}, one each): pass another --port, or leave --port out") in output, output
+    again = tmp_path / "again"
+    again.mkdir()
+    status, output, _ = _launch(again, "--nproc", "2", "--port", "65535", script)
+    assert status == 1 and "--port 65535 leaves no room for 2 consecutive ports" in output, output
+
+
+def test_init_names_the_address_it_cannot_listen_on(tmp_path, port_in_use):
+    # a hostfile of one's own (or mlx.launch's) whose port is taken: MLX says only "error: 98"
+    hostfile = tmp_path / "hosts.json"
+    hostfile.write_text(json.dumps([[f"127.0.0.1:{port_in_use}"], [f"127.0.0.1:{port_in_use + 1}"]]))
+    script = _script(tmp_path, """
+        import lucid.distributed as dist
+        dist.init_process_group("ring", timeout=20)
+    """)
+    env = dict(_env(tmp_path), MLX_HOSTFILE=str(hostfile), MLX_RANK="0")
+    done = subprocess.run([sys.executable, script], env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=BOUND)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (f"RuntimeError: init_process_group(backend='ring'): this process (MLX_RANK=0) could not listen on "
+            f"127.0.0.1:{port_in_use}: Address already in use (errno 98). Another program or job holds that "
+            "port: start the job on other ports") in done.stderr, done.stderr
 
 
 def test_free_ports_are_consecutive_and_free():

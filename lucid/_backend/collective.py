@@ -62,6 +62,19 @@ def single_process_env() -> bool:
     return isinstance(hosts, list) and len(hosts) == 1
 
 
+def own_addresses() -> list:
+    """The ``ip:port`` addresses this process listens on, as the launcher's hostfile gives
+    them (``MLX_HOSTFILE``'s entry at ``MLX_RANK``), or [] where they cannot be read."""
+    path, rank = os.environ.get("MLX_HOSTFILE"), os.environ.get("MLX_RANK", "")
+    try:
+        with open(path, encoding="utf-8") as file:  # type: ignore[arg-type]  # None: TypeError, caught
+            hosts = json.load(file)
+        entry = hosts[int(rank)]
+    except (OSError, TypeError, ValueError, IndexError, KeyError):
+        return []
+    return [str(address) for address in entry] if isinstance(entry, list) else []
+
+
 def connect_to_every_process(backend: str, strict: bool):
     """The MLX group of every process of the job (blocks until all have connected; the name
     is what a timeout's stack shows)."""
@@ -231,9 +244,10 @@ def all_gather_bytes(payload: bytes, group) -> list:
     return [gathered[r * longest:r * longest + lengths[r]].tobytes() for r in range(n)]
 
 
-def barrier(group) -> None:
-    """Return once every process has called it."""
-    _run(mx.distributed.all_sum(mx.zeros((1,), dtype=mx.int32), group=group))
+def all_gather_words(words: list, group) -> list:
+    """Every process's list of int64 ``words`` (the same length on all), in rank order."""
+    gathered = np.array(_run(mx.distributed.all_gather(mx.array(words, dtype=mx.int64), group=group)))
+    return gathered.reshape(group.size(), len(words)).tolist()
 
 
 def all_gather_rows(tensor, lengths, group) -> list:
