@@ -396,6 +396,39 @@ def test_init_names_the_address_it_cannot_listen_on(tmp_path, port_in_use):
             "port: start the job on other ports") in done.stderr, done.stderr
 
 
+def test_init_refuses_a_launcher_environment_that_is_not_one(tmp_path):
+    # MLX took a rank of "x" or "-1" for some rank and waited for peers that never came
+    hostfile = tmp_path / "hosts.json"
+    hostfile.write_text(json.dumps([["127.0.0.1:1"], ["127.0.0.1:2"]]))
+    (tmp_path / "dict.json").write_text('{"hosts": 2}')
+    (tmp_path / "garbage.json").write_text("not json")
+    cases = [("x", hostfile, "MLX_RANK must be an integer from 0 to 1 (MLX_HOSTFILE lists 2 processes), got 'x'"),
+             ("-1", hostfile, "MLX_RANK must be an integer from 0 to 1 (MLX_HOSTFILE lists 2 processes), got '-1'"),
+             ("2", hostfile, "MLX_RANK must be an integer from 0 to 1 (MLX_HOSTFILE lists 2 processes), got '2'"),
+             ("0", tmp_path / "missing.json", "missing.json' cannot be read (No such file or directory)"),
+             ("0", tmp_path / "dict.json", "dict.json' must be a JSON list with one entry per process"),
+             ("0", tmp_path / "garbage.json", "garbage.json' is not JSON")]
+    script = _script(tmp_path, """
+        import json, os, sys, lucid.distributed as dist
+        for backend in ("ring", "any"):
+            for rank, path in json.loads(sys.argv[1]):
+                os.environ.update(MLX_RANK=rank, MLX_HOSTFILE=path)
+                try:
+                    dist.init_process_group(backend, timeout=5)
+                except ValueError as error:
+                    print(error, flush=True)
+                assert not dist.is_initialized()
+    """)
+    done = subprocess.run([sys.executable, script, json.dumps([(rank, str(path)) for rank, path, _ in cases])],
+                          env=_env(tmp_path), cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=BOUND)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2 * len(cases), done.stdout
+    for line, (backend, (_, _, expected)) in zip(lines, [(b, c) for b in ("ring", "any") for c in cases]):
+        assert line.startswith(f"init_process_group(backend={backend!r}): ") and expected in line, line
+
+
 def test_free_ports_are_consecutive_and_free():
     start = launcher.free_ports(4)
     assert all(launcher._port_free(start + i) for i in range(4))

@@ -62,6 +62,35 @@ def single_process_env() -> bool:
     return isinstance(hosts, list) and len(hosts) == 1
 
 
+_HOSTFILE_FORMAT = ('a JSON list with one entry per process, each a list of "ip:port" strings '
+                    '(as mlx.launch writes it)')
+
+
+def ring_environment_problem() -> str | None:
+    """What is wrong with ``MLX_RANK`` and ``MLX_HOSTFILE`` for the ring backend, or None
+    (also None where they are absent: connecting then says that they are needed).
+
+    MLX reads a rank of "x" or "-1" as some rank and waits for peers that never come, and
+    says only "parse error" of a missing hostfile.
+    """
+    path, rank = os.environ.get("MLX_HOSTFILE"), os.environ.get("MLX_RANK")
+    if not path or rank is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as file:
+            hosts = json.loads(file.read())
+    except OSError as error:
+        return f"MLX_HOSTFILE={path!r} cannot be read ({error.strerror or error})"
+    except ValueError as error:
+        return f"MLX_HOSTFILE={path!r} is not JSON ({error}): it must be {_HOSTFILE_FORMAT}"
+    if not (isinstance(hosts, list) and hosts and all(_addresses(entry) for entry in hosts)):
+        return f"MLX_HOSTFILE={path!r} must be {_HOSTFILE_FORMAT}, got {json.dumps(hosts)[:200]}"
+    if not (rank.strip().isdigit() and int(rank) < len(hosts)):
+        return (f"MLX_RANK must be an integer from 0 to {len(hosts) - 1} (MLX_HOSTFILE lists {len(hosts)} "
+                f"processes), got {rank!r}")
+    return None
+
+
 def own_addresses() -> list:
     """The ``ip:port`` addresses this process listens on, as the launcher's hostfile gives
     them (``MLX_HOSTFILE``'s entry at ``MLX_RANK``), or [] where they cannot be read."""
@@ -72,7 +101,15 @@ def own_addresses() -> list:
         entry = hosts[int(rank)]
     except (OSError, TypeError, ValueError, IndexError, KeyError):
         return []
-    return [str(address) for address in entry] if isinstance(entry, list) else []
+    return _addresses(entry)
+
+
+def _addresses(entry) -> list:
+    """A hostfile entry's "ip:port" addresses (a list of them, or one), or [] if it is not one."""
+    addresses = entry if isinstance(entry, list) else [entry]
+    if addresses and all(isinstance(a, str) and ":" in a for a in addresses):
+        return addresses
+    return []
 
 
 def connect_to_every_process(backend: str, strict: bool):

@@ -163,7 +163,9 @@ def init_process_group(backend: str | None = None, *, timeout: datetime.timedelt
     Raises
     ------
     ValueError
-        For an unknown backend, a second call, or a world size or rank that differs.
+        For an unknown backend, a second call, a world size or rank that differs, or a
+        launcher environment that is not one (``MLX_RANK`` not a rank of the hostfile,
+        ``MLX_HOSTFILE`` missing or not a hostfile).
     RuntimeError
         Without MLX; for a backend this MLX build lacks; for ``"ring"`` or ``"mpi"``
         without a launcher's environment.
@@ -205,6 +207,10 @@ def init_process_group(backend: str | None = None, *, timeout: datetime.timedelt
     else:
         if backend != "any" and not _wire.backend_available(backend):
             raise RuntimeError(f"MLX's {backend!r} backend is not available in this build of MLX")
+        problem = _wire.ring_environment_problem() if backend in ("ring", "any") else None
+        if problem is not None:
+            raise ValueError(f"init_process_group(backend={backend!r}): {problem}; the launcher "
+                             "(python -m lucid.distributed.run, or mlx.launch) sets both")
         group = _connect(backend, seconds)
     if world_size != -1 and world_size != group.size():
         raise ValueError(f"init_process_group: world_size={world_size}, but the launcher started {group.size()} processes")
