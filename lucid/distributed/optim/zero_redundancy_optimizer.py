@@ -67,6 +67,10 @@ class ZeroRedundancyOptimizer(Optimizer):
     - The consolidation gathers every shard on every process for a moment (MLX's
       backends have no gather to one process): it needs the memory of the whole state once.
     - A load that any process refuses leaves every process's optimizer as it was.
+    - Before each step the processes check that they hold the same shards (one small
+      exchange); otherwise every process raises
+      :class:`~lucid.distributed.DistBackendError` and nothing has changed.
+      ``consolidate_state_dict`` checks that every process names the same ``to``.
 
     Examples
     --------

@@ -64,6 +64,11 @@ class DistributedDataParallel(Module):
         raises, naming the first difference), or no parameter requires a gradient.
     ValueError
         Without :func:`lucid.distributed.init_process_group`.
+    lucid.distributed.DistBackendError
+        From ``backward()``, on every process, when the processes' reductions disagree
+        (buckets of another ``bucket_cap_mb``, a parameter converted on one process, a
+        backward on one process against another collective on the others): checked
+        once per reduction, before any gradient is exchanged.
 
     Notes
     -----
