@@ -8,7 +8,8 @@ Before each collective the processes exchange a 16-byte fingerprint of their cal
 (lucid/distributed/_agreement.py); DDP checks once per gradient reduction, ZeRO once per
 step. Rank 0 prints the median time of each measurement with the check and without it
 (the check replaced by nothing, for this benchmark only), interleaved so that both see
-the same machine load, and their ratio, in wall-clock and in CPU time:
+the same machine load, and their ratio: the median wall-clock and CPU time per call, and
+the wall-clock time of the fastest round:
 
 - ``all_reduce`` of 10M float32 (40 MB);
 - ``all_reduce`` of one float32: the fixed cost, the worst case;
@@ -55,12 +56,15 @@ def paired_medians(run, rounds: int, per_round: int) -> dict:
                     run()
                 times[kind, "wall"].append((time.perf_counter() - wall) / per_round)
                 times[kind, "cpu"].append((time.process_time() - cpu) / per_round)
-    return {key: statistics.median(values) for key, values in times.items()}
+    medians = {key: statistics.median(values) for key, values in times.items()}
+    # the fastest round: the cost with the least disturbance from other jobs
+    medians.update({(kind, "best"): min(times[kind, "wall"]) for kind in ("checked", "plain")})
+    return medians
 
 
 def row(what: str, medians: dict, unit: float, unit_name: str) -> str:
     cells = []
-    for clock in ("wall", "cpu"):
+    for clock in ("wall", "cpu", "best"):
         checked, plain = medians["checked", clock], medians["plain", clock]
         cells.append(f"{checked / unit:.3f} | {plain / unit:.3f} | {checked / plain:.3f}")
     return f"| {what} ({unit_name}) | " + " | ".join(cells) + " |"
@@ -104,8 +108,9 @@ def main() -> None:
     rows.append(row(f"DDP step, MLP of {params:,} parameters", paired_medians(step, args.rounds, 2), 1e-3, "ms"))
     if dist.get_rank() == 0:
         print(f"{dist.get_world_size()} processes, median of {args.rounds} interleaved rounds")
-        print("| measurement | wall, checked | wall, without | ratio | CPU, checked | CPU, without | ratio |")
-        print("| --- | --- | --- | --- | --- | --- | --- |")
+        print("| measurement | wall, checked | wall, without | ratio | CPU, checked | CPU, without | ratio "
+              "| fastest round, checked | fastest, without | ratio |")
+        print("| --- " * 10 + "|")
         print("\n".join(rows), flush=True)
     dist.destroy_process_group()
 
