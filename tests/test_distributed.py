@@ -119,6 +119,20 @@ def test_collectives_that_disagree_fail_the_job_on_every_rank(tmp_path):
     assert elapsed < BOUND
 
 
+def test_a_disagreement_names_each_call_and_what_differs():
+    from lucid.distributed._agreement import Call, disagreement
+
+    many = Call("DDP", op="AVG", tensors=tuple(("float32", (n,)) for n in range(6)), layout=((0,) * 6,))
+    other = Call("DDP", op="AVG", tensors=many.tensors[:5] + (("float64", (5,)),), layout=((0,) * 6,))
+    calls = [Call.decode(c.encode()) for c in (many, other, other, many)]
+    assert disagreement(calls).startswith(
+        "the processes called collectives that disagree on the dtype of tensor 5 (float32 against float64): "
+        "ranks 0, 3 called DDP([float32[0], float32[1], float32[2], float32[3], ... (6 tensors)], op=AVG, "
+        "grouped as [[0, 0, 0, 0, 0, 0]]); ranks 1, 2 called DDP(")
+    again = Call("DDP", op="AVG", tensors=tuple(("float32", (n,)) for n in range(6)), layout=((0,) * 6,))
+    assert many.fingerprint() == again.fingerprint() != other.fingerprint()
+
+
 def test_launcher_with_a_hostfile_passes_arguments_and_status(tmp_path):
     script = _script(tmp_path, """
         import os, sys, lucid.distributed as dist
