@@ -29,9 +29,12 @@ NumPy array, scalar    ``{"ndarray": name}``, ``{"npscalar": name}``
 from __future__ import annotations
 
 import collections
+import decimal
 import json
 import math
 import os
+import re
+import reprlib
 import secrets
 import warnings
 from collections.abc import Callable
@@ -49,6 +52,10 @@ STRUCTURE_KEY = "lucid.structure"
 FORMAT_VERSION = "1"
 MAX_DEPTH = 200  # nesting beyond this is refused on save and on load, well inside Python's recursion limit
 _EXACT_INT = 2**53  # larger ints are written as strings, so that every JSON reader keeps them exact
+# Python's default limit on int <-> str conversion (a guard against quadratic time): the largest
+# int a checkpoint stores, and reads, has this many digits, whatever sys.set_int_max_str_digits says
+MAX_INT_DIGITS = 4300
+_INT_DIGITS = re.compile(rf"-?[0-9]{{1,{MAX_INT_DIGITS}}}")
 
 _SCALARS = (type(None), bool, str)
 _MAPPINGS: dict[type, str] = {dict: "dict", collections.OrderedDict: "odict", collections.Counter: "counter"}
@@ -89,7 +96,7 @@ class _Encoder:
         if kind in _SCALARS:
             return value
         if kind is int:
-            return value if abs(value) <= _EXACT_INT else {"int": str(value)}
+            return value if abs(value) <= _EXACT_INT else {"int": self._digits(value, path)}
         if kind is float:
             return value if math.isfinite(value) else {"float": repr(value)}
         if isinstance(value, Tensor):
@@ -114,6 +121,14 @@ class _Encoder:
         raise TypeError(f"lucid.save cannot store {_at(path)}: {_what(value)} is not one of the types a "
                         "checkpoint holds (tensors, numbers, strings, bools, None, and lists, tuples and "
                         "dicts of them)")
+
+    @staticmethod
+    def _digits(value: int, path: str) -> str:
+        if abs(value) >= 10**MAX_INT_DIGITS:
+            raise TypeError(f"lucid.save cannot store {_at(path)}: an int of more than {MAX_INT_DIGITS} digits (a "
+                            f"checkpoint holds ints of up to {MAX_INT_DIGITS} digits, Python's default limit for "
+                            "converting ints to text)")
+        return str(decimal.Decimal(value))  # exact, and free of the interpreter's digit limit
 
     def _key(self, key, path: str):
         kind = type(key)
@@ -198,7 +213,8 @@ def save(obj: object, f: str | os.PathLike[str] | BinaryIO) -> None:
     The file is a plain safetensors file: its tensors are the object's tensors, its metadata
     the structure around them as JSON. Anything a training run saves fits: module,
     optimizer, scheduler, wrapper, ``AveragedModel`` and schedule state dicts, any mix of
-    them, and Python numbers (NaN, infinities, -0.0, big ints), strings, bools and None.
+    them, and Python numbers (NaN, infinities, -0.0, ints of up to 4300 digits), strings,
+    bools and None.
 
     Parameters
     ----------
@@ -315,9 +331,9 @@ class _Decoder:
             self.fail(path, f"unknown entry {sorted(node)!r}")
         body = node[tag]
         if tag == "int":
-            if type(body) is not str or not body.lstrip("-").isdigit() or not body.isascii():
-                self.fail(path, f"an int must be written as digits, got {body!r}")
-            return int(body)
+            if type(body) is not str or not _INT_DIGITS.fullmatch(body):
+                self.fail(path, f"an int must be written as up to {MAX_INT_DIGITS} digits, got {reprlib.repr(body)}")
+            return int(decimal.Decimal(body))  # exact, and free of the interpreter's digit limit
         if tag == "float":
             if body not in ("nan", "inf", "-inf"):
                 self.fail(path, f"a tagged float must be 'nan', 'inf' or '-inf', got {body!r}")
@@ -397,6 +413,11 @@ class _Decoder:
                 f"{self.source}: {_at(path)} was saved on {device!r}, which is not available here (MLX is not "
                 "installed); load with map_location='cpu'"
             )
+        backend = _backend.get(device)
+        if max(array.shape, default=0) > backend.max_dimension:
+            raise ValueError(f"{self.source}: {_at(path)} has shape {list(array.shape)}, with a dimension over "
+                             f"{backend.max_dimension}, which {backend.library} arrays on {device!r} cannot have; "
+                             "load it with map_location='cpu'")
         return Tensor(array, dtype=dtype, device=device)
 
     def _host(self, tag: str, name, path: str):
