@@ -35,12 +35,12 @@ import math
 import os
 import re
 import reprlib
-import secrets
 import warnings
 from collections.abc import Callable
 from typing import Any, BinaryIO, NoReturn
 
 from . import _backend
+from . import _checkpoint_file
 from . import _dtype
 from ._backend import safetensors_file as _file
 from ._sparse import SparseTensor
@@ -177,36 +177,6 @@ def _encode(obj):
     return encoder.arrays, metadata
 
 
-def _write_atomically(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that no moment leaves a partial file under that name.
-
-    The bytes go to a new file in the same folder, are flushed and fsynced, and the file is
-    renamed over ``path`` (atomic on POSIX and Windows); the folder is then fsynced so that
-    the rename itself survives a power cut. A failure removes the temporary file.
-    """
-    folder = os.path.dirname(os.path.abspath(path))
-    temporary = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
-    if hasattr(os, "O_DIRECTORY"):  # POSIX: make the rename durable
-        folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(folder_fd)
-        finally:
-            os.close(folder_fd)
-
-
 def save(obj: object, f: str | os.PathLike[str] | BinaryIO) -> None:
     """Save ``obj`` (tensors, numbers, strings and containers of them) to a checkpoint file.
 
@@ -225,15 +195,24 @@ def save(obj: object, f: str | os.PathLike[str] | BinaryIO) -> None:
     f : str, os.PathLike or binary file object
         Where to write. A path is written atomically: the bytes go to a temporary file in
         the same folder, are flushed to disk, and the file is renamed over ``f``, so that a
-        process killed at any moment leaves the previous file or the complete new one. A
-        file object is written at its position and flushed (no atomicity).
+        process killed at any moment leaves the previous file or the complete new one; the
+        next save of ``f`` removes the temporary file a killed save left. The new file keeps
+        the old one's permission bits. A symbolic link is written through and kept, as
+        ``open(f, "wb")`` would. A file object is written at its position and flushed (no
+        atomicity).
 
     Raises
     ------
     TypeError
         For anything it cannot store faithfully (functions, arbitrary objects, sets,
-        generators, SparseTensors, NumPy object arrays, cycles, over 200 levels of nesting),
-        naming where the value sits inside ``obj``; nothing is written then.
+        generators, SparseTensors, NumPy object arrays, cycles, over 200 levels of nesting,
+        ints of more than 4300 digits), naming where the value sits inside ``obj``; nothing
+        is written then. Also if ``f`` is neither a str path nor a binary file object.
+    ValueError
+        If ``f`` names a directory, a FIFO, a device or a socket (not a regular file).
+    OSError
+        If the file cannot be written (a missing folder, no permission, a full disk),
+        naming ``f``; the old file is left as it was.
 
     Notes
     -----
@@ -252,11 +231,11 @@ def save(obj: object, f: str | os.PathLike[str] | BinaryIO) -> None:
     """
     data = _file.encode(*_encode(obj))  # everything is checked before any file is touched
     if isinstance(f, (str, os.PathLike)):
-        _write_atomically(os.fspath(f), data)
+        _checkpoint_file.write_atomically(_checkpoint_file.fspath(f), data)
         return
     if not callable(getattr(f, "write", None)):
         raise TypeError(f"f must be a path or a binary file object, got {type(f).__name__}")
-    f.write(data)
+    _checkpoint_file.write_all(f, data)
     if callable(getattr(f, "flush", None)):
         f.flush()
 
@@ -295,17 +274,16 @@ def _check_load_options(f, pickle_module, weights_only, mmap, pickle_load_args: 
 
 
 def _read(f):
-    """The bytes of ``f`` and the name to give it in messages."""
+    """The metadata and arrays of the safetensors file ``f``, and the name to give it in messages."""
     if isinstance(f, (str, os.PathLike)):
-        with open(f, "rb") as handle:
-            return handle.read(), os.fspath(f)
+        source = _checkpoint_file.fspath(f)
+        handle, size = _checkpoint_file.open_regular(source)
+        with handle:
+            return (*_file.read(handle, source, size), source)
     if not callable(getattr(f, "read", None)):
         raise TypeError(f"f must be a path or a binary file object, got {type(f).__name__}")
-    data = f.read()
     source = str(getattr(f, "name", None) or f"<{type(f).__name__}>")
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError(f"{source}: the file object gave {type(data).__name__}, not bytes: open it in binary mode")
-    return data, source
+    return (*_file.read(f, source), source)
 
 
 class _Decoder:
@@ -442,6 +420,8 @@ def load(f: str | os.PathLike[str] | BinaryIO,
     Parameters
     ----------
     f : str, os.PathLike or binary file object
+        A path must name a regular file. A file object is read from its position, to the
+        end its header declares and no further.
     map_location : {None, "cpu", "gpu"}, lucid.device or callable, optional
         Where to put every tensor. By default each goes back to the device it was saved
         from; ``"cpu"`` loads a ``"gpu"`` checkpoint where MLX is not installed. A callable
@@ -472,14 +452,16 @@ def load(f: str | os.PathLike[str] | BinaryIO,
         empty, truncated, random bytes, a pickle, a torch zip file, a NumPy file, a header
         whose lengths, offsets, shapes or dtypes do not fit its data, or lucid metadata
         that is not valid JSON, has the wrong shape, or names a tensor that is missing or
-        of another dtype or shape. The message names the file and the problem.
+        of another dtype or shape, or a tensor that ``map_location``'s device cannot hold.
+        Also for a path that names a directory, a FIFO, a device or a socket, refused
+        before it is read. The message names the file and the problem.
     TypeError
         If ``f`` is neither a path nor a binary file object.
     RuntimeError
         If a tensor was saved on ``"gpu"`` and MLX is missing here (pass
         ``map_location="cpu"``).
     OSError
-        If the file cannot be read (missing, a folder, no permission).
+        If the file cannot be read (missing, no permission).
 
     Notes
     -----
@@ -509,8 +491,7 @@ def load(f: str | os.PathLike[str] | BinaryIO,
     """
     _check_load_options(f, pickle_module, weights_only, mmap, pickle_load_args)
     device = _target_device(map_location)
-    data, source = _read(f)
-    metadata, arrays = _file.decode(data, source)
+    metadata, arrays, source = _read(f)
     if metadata is None or FORMAT_KEY not in metadata:
         return {name: _Decoder(arrays, device, source).decode(_plain_entry(name, entry)) for name, entry in arrays.items()}
     if metadata[FORMAT_KEY] != FORMAT_VERSION:
