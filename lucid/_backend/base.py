@@ -57,6 +57,7 @@ class Backend:
     # source (NumPy); if not (MLX), lucid's views write back to their base themselves
     views_share_memory: bool = True
     library: str = ""  # the array library's name, for messages
+    max_dimension: int = 2**63 - 1  # the largest size of one dimension of an array (MLX's are int32)
     lazy: bool = False  # whether arrays are computed only when evaluated (MLX): see eval
     # lucid's dtypes as the library's, and back (a backend sets the first; the base derives the second)
     to_native: dict = {}

@@ -42,6 +42,7 @@ class MlxBackend(Backend):
     views_share_memory = False
     lazy = True
     library = "MLX"
+    max_dimension = 2**31 - 1
     to_native = _TO_NATIVE
 
     def owns(self, array) -> bool:
