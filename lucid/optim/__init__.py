@@ -27,6 +27,7 @@ from .muon import Muon
 from .nadam import NAdam, RAdam
 from .optimizer import Optimizer, register_optimizer_step_post_hook, register_optimizer_step_pre_hook, required
 from . import lr_scheduler, schedules, swa_utils
+from .prodigy import Prodigy
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
@@ -40,4 +41,5 @@ __all__ = [
     "Adadelta", "Adagrad", "Adamax", "ASGD", "NAdam", "RAdam", "RMSprop", "Rprop",
     "lr_scheduler", "schedules",
     "Lion", "Adafactor", "Muon", "LBFGS", "ADOPT",
+    "Prodigy",
 ]
