@@ -26,8 +26,10 @@ OPTIMIZERS = [getattr(optim, name) for name in optim.__all__
 OPTIMIZERS.append(ZeroRedundancyOptimizer)
 
 #: The code lines of the base and its engine at this commit: the size may only shrink
-#: (issue 21's target is 500; see its note for where the rest stands).
-MEASURED_SIZE = 755
+#: (issue 21's target is 500; see its note for where the rest stands). 755 until the
+#: package's exports (lucid/optim/__init__.py, 26 lines then) stopped counting, as each new
+#: optimizer's import lengthens them without growing the base.
+MEASURED_SIZE = 729
 
 
 def test_every_optimizer_is_found():
@@ -63,4 +65,4 @@ def test_the_base_and_its_engine_do_not_grow():
 def test_the_size_counts_the_base_files_and_no_optimizer():
     names = {path.name for path in engine_size.base_files()}
     assert {"optimizer.py", "_step.py", "_state.py", "_groups.py", "_hooks.py", "_state_dict.py"} <= names
-    assert not names & {"adam.py", "sgd.py", "nadam.py", "lbfgs.py", "schedules.py", "wrappers.py"}
+    assert not names & {"adam.py", "sgd.py", "nadam.py", "lbfgs.py", "schedules.py", "wrappers.py", "__init__.py"}
