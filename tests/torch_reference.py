@@ -211,6 +211,8 @@ def run_torch(case: OptimCase, dtype, inputs=None) -> dict[str, np.ndarray]:
                     # or 0-d (ASGD's eta and mu, NAdam's mu_product: float32 in torch whatever
                     # the param dtype, stored here in the param dtype, exactly), or flat
                     # (Prodigy's s and p0: every slice_p-th element of the flattened param)
+                    if value.dim() == 1 != p.dim() and value.numel() == p.numel():
+                        value = value.reshape(p.shape)  # lucid keeps Prodigy's s and p0 so where slice_p is 1
                     name = f"s{i}.{key}"
                     if name not in out:
                         out[name] = np.full((steps, *value.shape), np.nan, dtype=dtype)

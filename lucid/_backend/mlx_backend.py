@@ -244,6 +244,8 @@ class MlxBackend(Backend):
         return "mx.compile" if _should_compile(()) else "eager MLX"
 
     def run_rule(self, rule, items):
+        if rule.sums:
+            return _run_with_sums(rule, items)
         if _should_compile(items):
             return _run_compiled(rule, items)
         fn = rule.with_vocabulary(MLX_VOCABULARY)
@@ -255,7 +257,8 @@ class MlxBackend(Backend):
         or split per output (an array over :data:`SPLIT_BYTES` on MLX's CPU device, see
         :func:`_run_compiled`)."""
         params = arrays[::1 + len(rule.state)]
-        if not _should_compile(()) or (mx.default_device() == mx.cpu and any(p.nbytes > SPLIT_BYTES for p in params)):
+        if not _should_compile(()) or rule.sums or \
+                (mx.default_device() == mx.cpu and any(p.nbytes > SPLIT_BYTES for p in params)):
             return super().rule_batch(rule, arrays)
         return _CompiledBatch(rule, any(_owns_numbers(p, True) for p in params))
 
@@ -309,6 +312,18 @@ def _lerp(start, end, weight):
 
 MLX_VOCABULARY = {"sqrt": mx.sqrt, "abs": mx.abs, "sign": mx.sign, "maximum": mx.maximum,
                   "minimum": mx.minimum, "where": mx.where, "lerp": _lerp}
+
+
+def _run_with_sums(rule, items):
+    """A rule with sums, eagerly: per item its new arrays, then its sums as Python floats,
+    every item's arrays and sums evaluated together once (the caller needs the numbers now)."""
+    fn = rule.with_vocabulary(MLX_VOCABULARY)
+    out = []
+    for arrays, grad, scalars in items:
+        results = fn(arrays[0], grad, *arrays[1:], *scalars)
+        out.append((*_keep_dtypes(results[:len(arrays)], arrays), *(mx.sum(term) for term in results[len(arrays):])))
+    mx.eval(out)
+    return [(*values[:-len(rule.sums)], *(total.item() for total in values[-len(rule.sums):])) for values in out]
 
 
 def _keep_dtypes(results, arrays):

@@ -24,8 +24,22 @@ SHARED = ("betas", "beta3", "d0", "d_coef", "growth_rate", "use_bias_correction"
           "fsdp_in_use")
 
 
-# the moments, weighted by D: exp_avg.mul_(beta1).add_(grad, alpha=d(1-beta1)),
-# exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=d^2(1-beta2))
+# the first pass, fused (betas[0] > 0, slice_p 1: the defaults): the moments weighted by D,
+# s, and the terms of the estimate's two sums, <g, x0 - x> and |s|_1, in prodigyopt's
+# arithmetic (exp_avg.mul_(beta1).add_(grad, alpha=d(1-beta1)), exp_avg_sq.mul_(beta2)
+# .addcmul_(grad, grad, value=d^2(1-beta2)), s.mul_(beta3).add_(grad, alpha=s_weight))
+@elementwise(state=("exp_avg", "exp_avg_sq", "s", "p0"), sums=("numerator", "denominator"))
+def prodigy_estimate(param, grad, exp_avg, exp_avg_sq, s, p0, beta1, grad_weight, beta2, square_weight, beta3,
+                     s_weight):
+    numerator = grad * (p0 - param)
+    exp_avg = exp_avg * beta1 + grad * grad_weight
+    exp_avg_sq = exp_avg_sq * beta2 + square_weight * grad * grad
+    s = s * beta3 + grad * s_weight
+    return param, exp_avg, exp_avg_sq, s, p0, numerator, abs(s)
+
+
+# the first pass otherwise (slice_p above 1, or no first moment): the moments here, s and the
+# sums over the sliced elements apart
 @elementwise(state=("exp_avg", "exp_avg_sq"))
 def prodigy_moments(param, grad, exp_avg, exp_avg_sq, beta1, grad_weight, beta2, square_weight):
     exp_avg = exp_avg * beta1 + grad * grad_weight
@@ -33,10 +47,16 @@ def prodigy_moments(param, grad, exp_avg, exp_avg_sq, beta1, grad_weight, beta2,
     return param, exp_avg, exp_avg_sq
 
 
-# beta1 = 0 keeps no first moment
 @elementwise(state=("exp_avg_sq",))
 def prodigy_second_moment(param, grad, exp_avg_sq, beta2, square_weight):
     return param, exp_avg_sq * beta2 + square_weight * grad * grad
+
+
+# "param" is s, which with slice_p above 1 holds every slice_p-th element only
+@elementwise(sums=("denominator",))
+def prodigy_s(param, grad, beta3, weight):
+    param = param * beta3 + grad * weight
+    return param, abs(param)
 
 
 # the step, once D is known: "grad" is the direction, the first moment (the gradient itself
@@ -124,10 +144,10 @@ class Prodigy(Optimizer):
     defaults : dict
         Default hyperparameter values.
     state : dict
-        By flat parameter index: "step" (int), "s" and "p0" (:math:`s` and :math:`x_0`, the
-        flattened parameter's every ``slice_p``-th element; "p0" is a 0-d zero for a
-        parameter that starts at zero), "exp_avg" (not with :math:`\beta_1 = 0`) and
-        "exp_avg_sq" (tensors shaped like the parameter).
+        By flat parameter index: "step" (int), "s" and "p0" (:math:`s` and :math:`x_0`: shaped
+        like the parameter, or with ``slice_p`` above 1 the flattened parameter's every
+        ``slice_p``-th element; "p0" is a 0-d zero for a parameter that starts at zero),
+        "exp_avg" (not with :math:`\beta_1 = 0`) and "exp_avg_sq" (shaped like the parameter).
 
     Notes
     -----
@@ -144,7 +164,9 @@ class Prodigy(Optimizer):
     ``growth_rate``, ``use_bias_correction``, ``decoupled_weight_decay``) are the
     optimizer's, which the reference reads from the first group only: a group that sets
     another value raises ValueError at the step instead of being ignored. The gradient is
-    not changed (the reference adds the L2 term to ``p.grad`` in place). ``fsdp_in_use=True``
+    not changed (the reference adds the L2 term to ``p.grad`` in place). With ``slice_p`` 1,
+    ``s`` and ``p0`` keep the parameter's shape (the reference flattens them), so that the
+    estimate's sums need no reshaping. ``fsdp_in_use=True``
     is refused, as lucid has no sharded parameters to sum the estimate over (the reference
     all-reduces it on CUDA). A step in which every gradient is zero updates the moments and
     nothing else, as the reference's. Sparse gradients are refused. The state follows its
@@ -154,7 +176,7 @@ class Prodigy(Optimizer):
     --------
     >>> import lucid
     >>> from lucid import nn, optim
-    >>> lucid.manual_seed(0)
+    >>> _ = lucid.manual_seed(0)
     >>> model = nn.Linear(4, 1)
     >>> x = lucid.randn(64, 4)
     >>> y = x @ lucid.tensor([[1.0], [-2.0], [0.5], [3.0]])
@@ -199,17 +221,22 @@ class Prodigy(Optimizer):
         raise RuntimeError("Prodigy does not support sparse gradients")
 
     def init_state(self, param: Tensor, group: dict) -> dict:
-        sliced = param.detach().flatten()[::group["slice_p"]]
-        p0 = sliced.clone() if param.any() else _factory.zeros((), dtype=param.dtype, device=param.device)
-        state = {"step": 0, "s": _factory.zeros_like(sliced), "p0": p0}
+        start = _sliced(param.detach(), group["slice_p"])
+        if group["slice_p"] == 1 or param.any():
+            p0 = start.clone()
+        else:  # prodigyopt's 0-d zero for a parameter that starts at zero, where slice_p is above 1
+            p0 = _factory.zeros((), dtype=param.dtype, device=param.device)
+        state = {"step": 0, "s": _factory.zeros_like(start), "p0": p0}
         if group["betas"][0] > 0:
             state["exp_avg"] = _factory.zeros_like(param)
         state["exp_avg_sq"] = _factory.zeros_like(param)
         return state
 
     def state_shapes(self, param: Tensor, group: dict) -> dict:
-        # "p0" is either the sliced parameter or a 0-d zero: not checked by shape
-        shapes = {"s": (math.ceil(param.numel() / group["slice_p"]),), "exp_avg_sq": param.shape}
+        # "p0" is either s's shape or a 0-d zero: not checked by shape
+        slice_p = group["slice_p"]
+        shapes = {"s": param.shape if slice_p == 1 else (math.ceil(param.numel() / slice_p),),
+                  "exp_avg_sq": param.shape}
         if group["betas"][0] > 0:
             shapes["exp_avg"] = param.shape
         return shapes
@@ -228,6 +255,12 @@ class Prodigy(Optimizer):
         params = lazy_only(p for _, triples in stepping for p, _, _ in triples)
         lucid_eval([params, [self.state.for_param(p) for p in params]])
         return loss
+
+
+def _sliced(tensor: Tensor, slice_p: int) -> Tensor:
+    """The elements the estimate reads: all of them (in the tensor's shape), or every
+    ``slice_p``-th of the flattened tensor."""
+    return tensor if slice_p == 1 else tensor.flatten()[::slice_p]
 
 
 def _shared_lr(groups) -> float:
@@ -260,27 +293,36 @@ def _step(first: dict, lr: float, stepping: list) -> None:
     grads = [[grad.add(param, alpha=group["weight_decay"]) if group["weight_decay"] != 0 and not decoupled else grad
               for param, grad, _ in triples] for group, triples in stepping]
 
-    numerators, denominators, moments = [], [], []
-    moment_scalars = (beta1, d * (1 - beta1), beta2, d * d * (1 - beta2)) if beta1 > 0 else (beta2, d * d * (1 - beta2))
+    fused, moments, averages, numerators, order = [], [], [], [], []
     for (group, triples), group_grads in zip(stepping, grads):
         if float(scalar(group["lr"])) == 0.0:
             continue
         slice_p = group["slice_p"]
         s_weight = (d / d0) * d if group["safeguard_warmup"] else (d / d0) * dlr
+        numbers = (beta1, d * (1 - beta1), beta2, d * d * (1 - beta2), beta3, s_weight)
+        moment_numbers, average_numbers = numbers[:4] if beta1 > 0 else numbers[2:4], numbers[4:]
         for (param, _, state), grad in zip(triples, group_grads):
-            sliced_grad = grad.flatten()[::slice_p]
-            numerators.append(sliced_grad.dot(state["p0"] - param.flatten()[::slice_p]))
-            moments.append(((param, state["exp_avg"], state["exp_avg_sq"]) if beta1 > 0
-                            else (param, state["exp_avg_sq"]), grad, moment_scalars))
-            state["s"].mul_(beta3).add_(sliced_grad, alpha=s_weight)
-            denominators.append(state["s"].abs().sum())
+            if slice_p == 1 and beta1 > 0:
+                order.append((fused, len(fused)))
+                fused.append(((param, state["exp_avg"], state["exp_avg_sq"], state["s"], state["p0"]), grad, numbers))
+                continue
+            sliced_grad = _sliced(grad, slice_p)
+            order.append((averages, len(averages)))
+            numerators.append((sliced_grad * (state["p0"] - _sliced(param, slice_p))).sum())
+            moments.append(((param, state["exp_avg"], state["exp_avg_sq"]) if beta1 > 0 else (param, state["exp_avg_sq"]),
+                            grad, moment_numbers))
+            averages.append(((state["s"],), sliced_grad, average_numbers))
+    fused[:] = run_rule(prodigy_estimate, fused)
     run_rule(prodigy_moments if beta1 > 0 else prodigy_second_moment, moments)
-    lucid_eval(numerators, denominators)
+    lucid_eval(numerators)
+    averages[:] = [(numerator.item(), *denominator) for numerator, denominator
+                   in zip(numerators, run_rule(prodigy_s, averages))]
 
     delta_numerator, d_denom = 0.0, 0.0
-    for numerator, denominator in zip(numerators, denominators):
-        delta_numerator += (d / d0) * dlr * numerator.item()
-        d_denom += denominator.item()
+    for sums, index in order:
+        numerator, denominator = sums[index]
+        delta_numerator += (d / d0) * dlr * numerator
+        d_denom += denominator
     if d_denom == 0:  # no gradient, or only zeros: no progress to measure, as the reference
         return
 
