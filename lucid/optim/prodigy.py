@@ -159,7 +159,8 @@ class Prodigy(Optimizer):
 
     Where lucid differs from prodigyopt: torch's name ``decoupled_weight_decay`` for
     ``decouple``; torch.optim's validation messages, and checks the reference lacks
-    (``weight_decay``, ``d_coef``, ``growth_rate``, ``slice_p``, ``beta3``). The
+    (``weight_decay``, ``d_coef``, ``growth_rate``, ``slice_p``, ``beta3``); ``lr=0`` is
+    accepted for the optimizer as for a group (the reference refuses it for the first). The
     hyperparameters of the estimate (``betas``, ``beta3``, ``d0``, ``d_coef``,
     ``growth_rate``, ``use_bias_correction``, ``decoupled_weight_decay``) are the
     optimizer's, which the reference reads from the first group only: a group that sets
