@@ -294,7 +294,11 @@ def _step(first: dict, lr: float, stepping: list) -> None:
     grads = [[grad.add(param, alpha=group["weight_decay"]) if group["weight_decay"] != 0 and not decoupled else grad
               for param, grad, _ in triples] for group, triples in stepping]
 
-    fused, moments, averages, numerators, order = [], [], [], [], []
+    fused: list = []  # the items of prodigy_estimate; the others' rules and sums:
+    moments: list = []
+    averages: list = []
+    numerators: list = []
+    order: list = []  # per parameter, where its sums are: (its fused, its index)
     for (group, triples), group_grads in zip(stepping, grads):
         if float(scalar(group["lr"])) == 0.0:
             continue
@@ -304,24 +308,24 @@ def _step(first: dict, lr: float, stepping: list) -> None:
         moment_numbers, average_numbers = numbers[:4] if beta1 > 0 else numbers[2:4], numbers[4:]
         for (param, _, state), grad in zip(triples, group_grads):
             if slice_p == 1 and beta1 > 0:
-                order.append((fused, len(fused)))
+                order.append((True, len(fused)))
                 fused.append(((param, state["exp_avg"], state["exp_avg_sq"], state["s"], state["p0"]), grad, numbers))
                 continue
             sliced_grad = _sliced(grad, slice_p)
-            order.append((averages, len(averages)))
+            order.append((False, len(averages)))
             numerators.append((sliced_grad * (state["p0"] - _sliced(param, slice_p))).sum())
             moments.append(((param, state["exp_avg"], state["exp_avg_sq"]) if beta1 > 0 else (param, state["exp_avg_sq"]),
                             grad, moment_numbers))
             averages.append(((state["s"],), sliced_grad, average_numbers))
-    fused[:] = run_rule(prodigy_estimate, fused)
+    fused_sums = run_rule(prodigy_estimate, fused)
     run_rule(prodigy_moments if beta1 > 0 else prodigy_second_moment, moments)
     lucid_eval(numerators)
-    averages[:] = [(numerator.item(), *denominator) for numerator, denominator
+    sliced_sums = [(numerator.item(), *denominator) for numerator, denominator
                    in zip(numerators, run_rule(prodigy_s, averages))]
 
     delta_numerator, d_denom = 0.0, 0.0
-    for sums, index in order:
-        numerator, denominator = sums[index]
+    for is_fused, index in order:
+        numerator, denominator = (fused_sums if is_fused else sliced_sums)[index]
         delta_numerator += (d / d0) * dlr * numerator
         d_denom += denominator
     if d_denom == 0:  # no gradient, or only zeros: no progress to measure, as the reference
@@ -338,10 +342,10 @@ def _step(first: dict, lr: float, stepping: list) -> None:
     for (group, triples), group_grads in zip(stepping, grads):
         group.update(d_numerator=d_numerator, d_denom=d_denom, d=d, d_max=d_max, d_hat=d_hat)
         decay = group["weight_decay"]
-        numbers = (d * group["eps"], -decay * dlr if decay != 0 and decoupled else 0.0,
-                   -dlr if beta1 > 0 else -dlr * d)
+        step_numbers = (d * group["eps"], -decay * dlr if decay != 0 and decoupled else 0.0,
+                        -dlr if beta1 > 0 else -dlr * d)
         for (param, _, state), grad in zip(triples, group_grads):
             state["step"] += 1
-            updates.append(((param, state["exp_avg_sq"]), state["exp_avg"] if beta1 > 0 else grad, numbers))
+            updates.append(((param, state["exp_avg_sq"]), state["exp_avg"] if beta1 > 0 else grad, step_numbers))
         group["k"] += 1
     run_rule(prodigy_update, updates)
