@@ -314,14 +314,33 @@ MLX_VOCABULARY = {"sqrt": mx.sqrt, "abs": mx.abs, "sign": mx.sign, "maximum": mx
                   "minimum": mx.minimum, "where": mx.where, "lerp": _lerp}
 
 
+_with_sums: dict = {}
+
+
 def _run_with_sums(rule, items):
-    """A rule with sums, eagerly: per item its new arrays, then its sums as Python floats,
-    every item's arrays and sums evaluated together once (the caller needs the numbers now)."""
-    fn = rule.with_vocabulary(MLX_VOCABULARY)
-    out = []
-    for arrays, grad, scalars in items:
-        results = fn(arrays[0], grad, *arrays[1:], *scalars)
-        out.append((*_keep_dtypes(results[:len(arrays)], arrays), *(mx.sum(term) for term in results[len(arrays):])))
+    """A rule with sums: per item its new arrays, then its sums as Python floats, every item's
+    arrays and sums evaluated together once (the caller needs the numbers now). One compiled
+    call over all items, as the other rules' (the numbers as 0-d arrays of the parameter's
+    dtype, once per distinct scalars, so that new values are new inputs), or eager with
+    LUCID_MLX_COMPILE=0."""
+    compiled = _should_compile(items)
+    step = _with_sums.get((rule, compiled))
+    if step is None:
+        fn, count = rule.with_vocabulary(MLX_VOCABULARY), 1 + len(rule.state)
+
+        def sums_step(arrays, grads, numbers):
+            results = [fn(a[0], g, *a[1:], *n) for a, g, n in zip(arrays, grads, numbers)]
+            return [[*r[:count], *(mx.sum(term) for term in r[count:])] for r in results]
+
+        step = _with_sums[(rule, compiled)] = mx.compile(sums_step) if compiled else sums_step
+    shared: dict = {}
+    for arrays, _, scalars in items:
+        key = (id(scalars), arrays[0].dtype)
+        if key not in shared:
+            shared[key] = [v if isinstance(v, bool) else mx.array(v, dtype=arrays[0].dtype) for v in scalars]
+    results = step([list(arrays) for arrays, _, _ in items], [grad for _, grad, _ in items],
+                   [shared[(id(scalars), arrays[0].dtype)] for arrays, _, scalars in items])
+    out = [(*_keep_dtypes(r[:len(arrays)], arrays), *r[len(arrays):]) for r, (arrays, _, _) in zip(results, items)]
     mx.eval(out)
     return [(*values[:-len(rule.sums)], *(total.item() for total in values[-len(rule.sums):])) for values in out]
 
