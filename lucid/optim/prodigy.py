@@ -88,7 +88,7 @@ class Prodigy(Optimizer):
         m_{k+1} &\leftarrow \beta_1 m_k + (1 - \beta_1) D_k g_k, \qquad
         v_{k+1} \leftarrow \beta_2 v_k + (1 - \beta_2) D_k^2 g_k^2 \\
         s_{k+1} &\leftarrow \beta_3 s_k + \tfrac{D_k}{D_0}\,\delta_k\, g_k
-            \quad (\tfrac{D_k}{D_0} D_k g_k \text{ with safeguard\_warmup}) \\
+            \quad (\tfrac{D_k}{D_0} D_k g_k \text{ with safeguard warm-up}) \\
         \hat D_{k+1} &\leftarrow c\, \frac{r_{k+1}}{\lVert s_{k+1} \rVert_1}, \qquad
         D_{k+1} \leftarrow \min\bigl(\max(D_k^{\max}, \hat D_{k+1}),\; \rho\, D_k\bigr)
             \quad (D_k^{\max} \text{ the largest estimate so far}) \\
