@@ -500,6 +500,40 @@ REGISTRY: tuple[OptimizerInfo, ...] = (
             ("adopt", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True}),
         ),
     ),
+    OptimizerInfo(
+        "Prodigy",
+        cases=(
+            # Prodigy (torch has none; the golden values come from prodigyopt 1.1.2's Prodigy),
+            # 200 steps each. The estimate's hyperparameters are the optimizer's (one value for
+            # all groups); a group may set its own eps, weight decay, safeguard_warmup, slice_p,
+            # or lr 0 (paused). NONE_GRAD's step 40, where no parameter has a gradient, is the
+            # reference's early return (d_denom == 0).
+            make_case("prodigy_default", "Prodigy", {}, {"eps": 1e-3}, steps=200),
+            make_case("prodigy_wd", "Prodigy", {"weight_decay": 0.1}, {"weight_decay": 0.0}, steps=200),
+            make_case("prodigy_l2", "Prodigy", {"weight_decay": 0.1, "decoupled_weight_decay": False},
+                      {"weight_decay": 0.01}, steps=200),
+            make_case("prodigy_bias_correction_safeguard", "Prodigy", {"use_bias_correction": True},
+                      {"safeguard_warmup": True}, steps=200),
+            make_case("prodigy_growth_d_coef", "Prodigy", {"growth_rate": 1.05, "d_coef": 2.0}, {}, steps=200),
+            make_case("prodigy_beta3_d0", "Prodigy", {"betas": (0.8, 0.99), "beta3": 0.9, "d0": 1e-3},
+                      {"eps": 1e-6}, steps=200),
+            make_case("prodigy_beta1_zero_l2", "Prodigy",
+                      {"betas": (0.0, 0.999), "weight_decay": 0.1, "decoupled_weight_decay": False},
+                      {"weight_decay": 0.0}, steps=200),
+            make_case("prodigy_slice_p", "Prodigy", {"slice_p": 3}, {"slice_p": 2}, steps=200),
+            make_case("prodigy_lr_paused_group", "Prodigy", {"lr": 0.5, "weight_decay": 0.1}, {"lr": 0.0},
+                      steps=200),
+        ),
+        flags={"lr", "betas", "beta3", "eps", "weight_decay", "decoupled_weight_decay", "use_bias_correction",
+               "safeguard_warmup", "d0", "d_coef", "growth_rate", "slice_p"},
+        reference=_attribute("prodigyopt", "Prodigy"),
+        reference_package="prodigyopt",
+        reference_names={"decoupled_weight_decay": "decouple"},
+        state_kwargs={"lr": 1.0, "weight_decay": 0.01},
+        resume=(
+            ("prodigy", {"lr": 1.0, "weight_decay": 0.1, "use_bias_correction": True}),
+        ),
+    ),
 )
 
 # MuonWithAdamW: a Muon group of matrices (tall and wide) and an AdamW group of a vector and a

@@ -244,10 +244,13 @@ def run_torch(case: OptimCase, dtype, inputs=None) -> dict[str, np.ndarray]:
                 if key == "step":
                     # Adam keeps a 0-d float32 tensor, SparseAdam a Python int.
                     out[f"s{i}.step"][t - 1] = int(value)
-                elif isinstance(value, torch.Tensor) and value.dim() in (p.dim(), 0):
+                elif isinstance(value, torch.Tensor) and value.dim() in (p.dim(), 0, 1):
                     # shaped like the param, or a factor of it (Adafactor's row_var, col_var),
                     # or 0-d (ASGD's eta and mu, NAdam's mu_product: float32 in torch whatever
-                    # the param dtype, stored here in the param dtype, exactly)
+                    # the param dtype, stored here in the param dtype, exactly), or flat
+                    # (Prodigy's s and p0: every slice_p-th element of the flattened param)
+                    if value.dim() == 1 != p.dim() and value.numel() == p.numel():
+                        value = value.reshape(p.shape)  # lucid keeps Prodigy's s and p0 so where slice_p is 1
                     name = f"s{i}.{key}"
                     if name not in out:
                         out[name] = np.full((steps, *value.shape), np.nan, dtype=dtype)

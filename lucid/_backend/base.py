@@ -734,7 +734,8 @@ class Backend:
         Each item is ``(arrays, grad, scalars)``: ``arrays`` the parameter and its state
         arrays in the rule's order, then the rule's scalars (Python numbers and bools).
         Returns, per item, the new arrays in the same order; a backend that writes in place
-        returns the arrays it was given, and the caller rebinds to what it gets.
+        returns the arrays it was given, and the caller rebinds to what it gets. A rule with
+        ``sums`` also returns, after the arrays, each sum over the item's elements as a float.
         """
         raise NotImplementedError
 
@@ -747,7 +748,10 @@ class Backend:
         scalars)`` takes the current arrays so, one gradient per item, and ``scalars``, one tuple for
         every item or a list of one per item; it returns the new arrays in that order (the
         same arrays where the backend writes in place). The caller checks the gradients.
+        A rule with ``sums`` has none: it runs through :meth:`run_rule`.
         """
+        if rule.sums:
+            raise NotImplementedError(f"rule {rule.name} has sums: run it with run_rule")
         return _EachStep(self, rule)
 
     @property

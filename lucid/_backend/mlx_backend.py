@@ -245,6 +245,8 @@ class MlxBackend(Backend):
         return "mx.compile" if _should_compile(()) else "eager MLX"
 
     def run_rule(self, rule, items):
+        if rule.sums:
+            return _run_with_sums(rule, items)
         if _should_compile(items):
             return _run_compiled(rule, items)
         fn = rule.with_vocabulary(MLX_VOCABULARY)
@@ -256,7 +258,8 @@ class MlxBackend(Backend):
         or split per output (an array over :data:`SPLIT_BYTES` on MLX's CPU device, see
         :func:`_run_compiled`)."""
         params = arrays[::1 + len(rule.state)]
-        if not _should_compile(()) or (mx.default_device() == mx.cpu and any(p.nbytes > SPLIT_BYTES for p in params)):
+        if not _should_compile(()) or rule.sums or \
+                (mx.default_device() == mx.cpu and any(p.nbytes > SPLIT_BYTES for p in params)):
             return super().rule_batch(rule, arrays)
         return _CompiledBatch(rule, any(_owns_numbers(p, True) for p in params))
 
@@ -310,6 +313,37 @@ def _lerp(start, end, weight):
 
 MLX_VOCABULARY = {"sqrt": mx.sqrt, "abs": mx.abs, "sign": mx.sign, "maximum": mx.maximum,
                   "minimum": mx.minimum, "where": mx.where, "lerp": _lerp}
+
+
+_with_sums: dict = {}
+
+
+def _run_with_sums(rule, items):
+    """A rule with sums: per item its new arrays, then its sums as Python floats, every item's
+    arrays and sums evaluated together once (the caller needs the numbers now). One compiled
+    call over all items, as the other rules' (the numbers as 0-d arrays of the parameter's
+    dtype, once per distinct scalars, so that new values are new inputs), or eager with
+    LUCID_MLX_COMPILE=0."""
+    compiled = _should_compile(items)
+    step = _with_sums.get((rule, compiled))
+    if step is None:
+        fn, count = rule.with_vocabulary(MLX_VOCABULARY), 1 + len(rule.state)
+
+        def sums_step(arrays, grads, numbers):
+            results = [fn(a[0], g, *a[1:], *n) for a, g, n in zip(arrays, grads, numbers)]
+            return [[*r[:count], *(mx.sum(term) for term in r[count:])] for r in results]
+
+        step = _with_sums[(rule, compiled)] = mx.compile(sums_step) if compiled else sums_step
+    shared: dict = {}
+    for arrays, _, scalars in items:
+        key = (id(scalars), arrays[0].dtype)
+        if key not in shared:
+            shared[key] = [v if isinstance(v, bool) else mx.array(v, dtype=arrays[0].dtype) for v in scalars]
+    results = step([list(arrays) for arrays, _, _ in items], [grad for _, grad, _ in items],
+                   [shared[(id(scalars), arrays[0].dtype)] for arrays, _, scalars in items])
+    out = [(*_keep_dtypes(r[:len(arrays)], arrays), *r[len(arrays):]) for r, (arrays, _, _) in zip(results, items)]
+    mx.eval(out)
+    return [(*values[:-len(rule.sums)], *(total.item() for total in values[-len(rule.sums):])) for values in out]
 
 
 def _keep_dtypes(results, arrays):

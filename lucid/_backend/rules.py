@@ -37,12 +37,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 class Rule:
     """An elementwise update rule as a backend compiles it: the pure function, and which of
-    its arguments are state (the rest are scalars); :mod:`lucid.optim.elementwise` declares them."""
+    its arguments are state (the rest are scalars); :mod:`lucid.optim.elementwise` declares them.
 
-    def __init__(self, fn: Callable[..., Any], state: Sequence[str]) -> None:
+    A rule with ``sums`` also returns, after its new state, one term per name whose sum over
+    each tensor's elements the backend returns (Prodigy's estimate): accumulated in float64,
+    in the numba loop as it goes, by whole-array sums elsewhere."""
+
+    def __init__(self, fn: Callable[..., Any], state: Sequence[str], sums: Sequence[str] = ()) -> None:
         self.fn = fn
         self.name = fn.__name__
         self.state = tuple(state)
+        self.sums = tuple(sums)
         names = list(inspect.signature(fn).parameters)
         if names[:2] != ["param", "grad"] or tuple(names[2:2 + len(self.state)]) != self.state:
             raise TypeError(f"rule {self.name} must take (param, grad, {', '.join(self.state)}, scalars...)")

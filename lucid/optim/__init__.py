@@ -28,6 +28,7 @@ from .muon_with_adamw import MuonWithAdamW
 from .nadam import NAdam, RAdam
 from .optimizer import Optimizer, register_optimizer_step_post_hook, register_optimizer_step_pre_hook, required
 from . import lr_scheduler, schedules, swa_utils
+from .prodigy import Prodigy
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
@@ -42,4 +43,5 @@ __all__ = [
     "lr_scheduler", "schedules",
     "Lion", "Adafactor", "Muon", "LBFGS", "ADOPT",
     "MuonWithAdamW",
+    "Prodigy",
 ]
