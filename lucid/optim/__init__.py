@@ -29,6 +29,8 @@ from .optimizer import Optimizer, register_optimizer_step_post_hook, register_op
 from . import lr_scheduler, schedules, swa_utils
 from .rmsprop import RMSprop
 from .rprop import Rprop
+from .schedule_free import AdamWScheduleFree, RAdamScheduleFree, SGDScheduleFree
+from .schedule_free_wrapper import ScheduleFreeWrapper
 from .sgd import SGD
 from .sparse_adam import SparseAdam
 from .wrappers import GradientAccumulation, SkipNonFinite
@@ -40,4 +42,5 @@ __all__ = [
     "Adadelta", "Adagrad", "Adamax", "ASGD", "NAdam", "RAdam", "RMSprop", "Rprop",
     "lr_scheduler", "schedules",
     "Lion", "Adafactor", "Muon", "LBFGS", "ADOPT",
+    "SGDScheduleFree", "AdamWScheduleFree", "RAdamScheduleFree", "ScheduleFreeWrapper",
 ]
