@@ -82,7 +82,7 @@ class _Follower:
 class ScheduleFreeModes:
     """The modes of a Schedule-Free optimizer (see the module docstring).
 
-    A class using it gives :meth:`momentum` (:math:`\\beta` of the interpolation) and
+    A class using it gives :meth:`beta` (:math:`\\beta` of the interpolation) and
     :meth:`base_sequence` (a parameter's ``z``, or None before its first step), and keeps the
     mode in each group's ``"train_mode"``, as the reference does.
     """
@@ -91,18 +91,25 @@ class ScheduleFreeModes:
     _following: tuple | None = None
 
     # --- what the class gives ----------------------------------------------------------------
-    def momentum(self, group: dict) -> float:
+    def beta(self, group: dict) -> float:
         raise NotImplementedError
 
     def base_sequence(self, param: Tensor) -> Tensor | None:
         raise NotImplementedError
 
     # --- the modes ---------------------------------------------------------------------------
+    def group_training(self, group: dict) -> bool:
+        """Whether ``group`` is in training mode (by default its ``"train_mode"``, as the reference keeps it)."""
+        return bool(group["train_mode"])
+
+    def set_group_training(self, group: dict, mode: bool) -> None:
+        group["train_mode"] = mode
+
     @property
     def training(self) -> bool:
         """Whether the optimizer is in training mode (the parameters hold ``y``); the first
         group's mode, which the reference's ``step`` reads too."""
-        return bool(self.param_groups[0]["train_mode"])
+        return self.group_training(self.param_groups[0])
 
     def train(self) -> None:
         """Training mode: each parameter moves from the evaluation weights ``x`` to the
@@ -116,14 +123,14 @@ class ScheduleFreeModes:
         self._switch(False)
 
     def _switch(self, to_train: bool) -> None:
+        groups = [group for group in self.param_groups if self.group_training(group) != to_train]
         pairs = []
-        for group in self.param_groups:
-            if bool(group["train_mode"]) == to_train:
-                continue
-            beta = self.momentum(group)
+        for group in groups:
+            beta = self.beta(group)
             weight = 1 - beta if to_train else 1 - 1 / beta
             pairs += [(p, z, weight) for p in group["params"] if (z := self.base_sequence(p)) is not None]
-            group["train_mode"] = to_train
+        for group in groups:
+            self.set_group_training(group, to_train)
         _interpolate(pairs)
 
     def check_training(self) -> None:
@@ -173,8 +180,8 @@ class ScheduleFreeModes:
         ``"y"``; ``state_of(param)`` is where its entry goes."""
         with no_grad():
             for group in self.param_groups:
-                train_mode = bool(group["train_mode"])
-                weight = 1 - 1 / self.momentum(group)
+                train_mode = self.group_training(group)
+                weight = 1 - 1 / self.beta(group)
                 for param in group["params"]:
                     z = self.base_sequence(param)
                     if z is None:
@@ -215,10 +222,10 @@ class ScheduleFreeModes:
         written = []
         with no_grad():
             for param, x, y in weights:
-                train_mode = bool(group_of[id(param)]["train_mode"])
+                train_mode = self.group_training(group_of[id(param)])
                 source = y if train_mode and y is not None else x
                 if train_mode and y is None:  # a checkpoint of x alone: y from it, as train() would
-                    source = x.clone().lerp_(self.base_sequence(param).to(x.device), 1 - self.momentum(group_of[id(param)]))  # type: ignore[union-attr]
+                    source = x.clone().lerp_(self.base_sequence(param).to(x.device), 1 - self.beta(group_of[id(param)]))  # type: ignore[union-attr]
                 written.append(param.copy_(source))
         lucid_eval(*written)
         self._take_mode_of_followed()

@@ -265,7 +265,7 @@ class SGDScheduleFree(_ScheduleFree):
         if group["momentum"] <= 0 or group["momentum"] >= 1:
             raise ValueError(f"Momentum must be between 0 and 1 exclusive: {group['momentum']}")
 
-    def momentum(self, group: dict) -> float:
+    def beta(self, group: dict) -> float:
         return group["momentum"]
 
     def init_state(self, param: Tensor, group: dict) -> dict:
@@ -285,7 +285,7 @@ class _AdamScheduleFree(_ScheduleFree):
         if group["betas"][0] == 0:  # eval() divides by it
             raise ValueError(f"Invalid beta parameter at index 0: {group['betas'][0]} (must be greater than 0)")
 
-    def momentum(self, group: dict) -> float:
+    def beta(self, group: dict) -> float:
         return group["betas"][0]
 
     def init_state(self, param: Tensor, group: dict) -> dict:
