@@ -92,49 +92,122 @@ class ScheduleFreeModes:
 
     # --- what the class gives ----------------------------------------------------------------
     def beta(self, group: dict) -> float:
+        """:math:`\\beta` of ``group``'s interpolation (``momentum``, or ``betas[0]``).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> optimizer = optim.AdamWScheduleFree([nn.Parameter(lucid.zeros(1))], betas=(0.95, 0.999))
+        >>> optimizer.beta(optimizer.param_groups[0])
+        0.95
+        """
         raise NotImplementedError
 
     def base_sequence(self, param: Tensor) -> Tensor | None:
+        """``param``'s base sequence :math:`z`, or None before its first step.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> w = nn.Parameter(lucid.tensor([1.0]))
+        >>> optimizer = optim.SGDScheduleFree([w], lr=0.5)
+        >>> w.grad = lucid.tensor([1.0])
+        >>> optimizer.step()
+        >>> optimizer.base_sequence(w)
+        tensor([0.5000])
+        """
         raise NotImplementedError
 
     # --- the modes ---------------------------------------------------------------------------
-    def group_training(self, group: dict) -> bool:
+    def _group_training(self, group: dict) -> bool:
         """Whether ``group`` is in training mode (by default its ``"train_mode"``, as the reference keeps it)."""
         return bool(group["train_mode"])
 
-    def set_group_training(self, group: dict, mode: bool) -> None:
+    def _set_group_training(self, group: dict, mode: bool) -> None:
         group["train_mode"] = mode
 
     @property
     def training(self) -> bool:
         """Whether the optimizer is in training mode (the parameters hold ``y``); the first
-        group's mode, which the reference's ``step`` reads too."""
-        return self.group_training(self.param_groups[0])
+        group's mode, which the reference's ``step`` reads too.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> optimizer = optim.SGDScheduleFree([nn.Parameter(lucid.zeros(1))])
+        >>> optimizer.training      # a new optimizer is ready to train
+        True
+        """
+        return self._group_training(self.param_groups[0])
 
     def train(self) -> None:
         """Training mode: each parameter moves from the evaluation weights ``x`` to the
         training weights :math:`y = (1 - \\beta) z + \\beta x` (``lerp`` by :math:`1 - \\beta`);
-        nothing happens in a group already in training mode."""
+        nothing happens in a group already in training mode.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> w = nn.Parameter(lucid.tensor([1.0]))
+        >>> optimizer = optim.SGDScheduleFree([w], lr=0.5)
+        >>> w.grad = lucid.tensor([1.0])
+        >>> optimizer.step()
+        >>> optimizer.eval(); optimizer.train()
+        >>> w.detach(), optimizer.training
+        (tensor([0.5000]), True)
+        """
         self._switch(True)
 
     def eval(self) -> None:
         """Evaluation mode: each parameter moves from ``y`` to ``x`` (``lerp`` by
-        :math:`1 - 1/\\beta`); nothing happens in a group already in evaluation mode."""
+        :math:`1 - 1/\\beta`); nothing happens in a group already in evaluation mode.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> w = nn.Parameter(lucid.tensor([1.0]))
+        >>> optimizer = optim.SGDScheduleFree([w], lr=0.5)
+        >>> w.grad = lucid.tensor([1.0])
+        >>> optimizer.step()
+        >>> w.grad = lucid.tensor([1.0])
+        >>> optimizer.step()       # y moved by lr (beta (1 - c) - 1) g, z by -lr g
+        >>> optimizer.eval()
+        >>> w.detach()             # x: the average of z's points, (0.5 + 0) / 2
+        tensor([0.2500])
+        """
         self._switch(False)
 
     def _switch(self, to_train: bool) -> None:
-        groups = [group for group in self.param_groups if self.group_training(group) != to_train]
+        groups = [group for group in self.param_groups if self._group_training(group) != to_train]
         pairs = []
         for group in groups:
             beta = self.beta(group)
             weight = 1 - beta if to_train else 1 - 1 / beta
             pairs += [(p, z, weight) for p in group["params"] if (z := self.base_sequence(p)) is not None]
         for group in groups:
-            self.set_group_training(group, to_train)
+            self._set_group_training(group, to_train)
         _interpolate(pairs)
 
     def check_training(self) -> None:
-        """RuntimeError unless in training mode (where ``step`` may run); changes nothing."""
+        """RuntimeError unless in training mode (where ``step`` may run); changes nothing.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> optimizer = optim.SGDScheduleFree([nn.Parameter(lucid.zeros(1))])
+        >>> optimizer.check_training()
+        >>> optimizer.eval()
+        >>> optimizer.check_training()
+        Traceback (most recent call last):
+            ...
+        RuntimeError: SGDScheduleFree.step() was called in evaluation mode, where the parameters hold the evaluation weights x: call optimizer.train() before training (and optimizer.eval() before evaluating or saving), or let the optimizer follow the model's mode with optimizer.follow(model)
+        """
         if not self.training:
             raise RuntimeError(
                 f"{type(self).__name__}.step() was called in evaluation mode, where the parameters hold the "
@@ -151,6 +224,21 @@ class ScheduleFreeModes:
         ------
         TypeError
             Where ``module`` is not a :class:`lucid.nn.Module` (or None).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> model = nn.Linear(2, 1)
+        >>> optimizer = optim.AdamWScheduleFree(model.parameters())
+        >>> optimizer.follow(model)
+        >>> _ = model.eval()
+        >>> optimizer.training, optimizer.followed is model
+        (False, True)
+        >>> optimizer.follow(None)      # stop following
+        >>> _ = model.train()
+        >>> optimizer.training
+        False
         """
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"follow expects a lucid.nn.Module or None, got {type(module).__name__}")
@@ -165,7 +253,16 @@ class ScheduleFreeModes:
 
     @property
     def followed(self) -> Module | None:
-        """The module whose mode the optimizer follows (see :meth:`follow`), or None."""
+        """The module whose mode the optimizer follows (see :meth:`follow`), or None.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> optimizer = optim.SGDScheduleFree([nn.Parameter(lucid.zeros(1))])
+        >>> optimizer.followed is None
+        True
+        """
         return self._following[0]() if self._following is not None else None
 
     def _take_mode_of_followed(self) -> None:
@@ -174,13 +271,13 @@ class ScheduleFreeModes:
             self.train() if module.training else self.eval()
 
     # --- checkpoints -----------------------------------------------------------------------
-    def record_weights(self, saved: dict, state_of: Callable[[Tensor], dict]) -> None:
+    def _record_weights(self, saved: dict, state_of: Callable[[Tensor], dict]) -> None:
         """Add to ``saved`` (a state dict being made, numbered in group order) each stepped
         parameter's evaluation weights ``"x"`` and, in training mode, its training weights
         ``"y"``; ``state_of(param)`` is where its entry goes."""
         with no_grad():
             for group in self.param_groups:
-                train_mode = self.group_training(group)
+                train_mode = self._group_training(group)
                 weight = 1 - 1 / self.beta(group)
                 for param in group["params"]:
                     z = self.base_sequence(param)
@@ -194,7 +291,7 @@ class ScheduleFreeModes:
                         entry["y"] = y
                     lucid_eval(entry["x"])
 
-    def saved_weights(self, entries: dict, places: dict) -> list[tuple[Tensor, Tensor, str]]:
+    def _saved_weights(self, entries: dict, places: dict) -> list[tuple[Tensor, Tensor, Tensor | None]]:
         """The ``(param, x, y-or-None)`` to write back after a load, from the ``"x"``/``"y"``
         popped off the loaded entries (``entries``: by saved index) and ``places`` (the
         parameter of each saved index); ValueError for any that does not fit its parameter."""
@@ -215,14 +312,14 @@ class ScheduleFreeModes:
             out.append((param, found["x"], found.get("y")))
         return out
 
-    def write_weights(self, weights: list[tuple[Tensor, Tensor, Tensor | None]]) -> None:
+    def _write_weights(self, weights: list[tuple[Tensor, Tensor, Tensor | None]]) -> None:
         """Write the loaded weights into the parameters, for the mode just loaded (``y`` in
         training mode, ``x`` in evaluation mode); then take the followed module's mode."""
         group_of = {id(p): group for group in self.param_groups for p in group["params"]}
         written = []
         with no_grad():
             for param, x, y in weights:
-                train_mode = self.group_training(group_of[id(param)])
+                train_mode = self._group_training(group_of[id(param)])
                 source = y if train_mode and y is not None else x
                 if train_mode and y is None:  # a checkpoint of x alone: y from it, as train() would
                     source = x.clone().lerp_(self.base_sequence(param).to(x.device), 1 - self.beta(group_of[id(param)]))  # type: ignore[union-attr]

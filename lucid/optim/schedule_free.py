@@ -97,7 +97,8 @@ class _ScheduleFree(ScheduleFreeModes, Optimizer):
         return float(scalar(group["lr"])) * _warmed_up(group, step)
 
     def base_sequence(self, param: Tensor) -> Tensor | None:
-        return self.state.for_param(param).get("z") if self.state.for_param(param) else None
+        state = self.state.for_param(param)
+        return state.get("z") if state else None
 
     def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])
@@ -147,7 +148,7 @@ class _ScheduleFree(ScheduleFreeModes, Optimizer):
         back to the same weights and evaluates at the same ``x``."""
         saved = super().state_dict()
         index = {id(p): i for i, p in enumerate(self.param_groups.flat())}
-        self.record_weights(saved, lambda param: saved["state"][index[id(param)]])
+        self._record_weights(saved, lambda param: saved["state"][index[id(param)]])
         return saved
 
     def load_state_dict(self, state_dict: dict) -> None:
@@ -156,9 +157,9 @@ class _ScheduleFree(ScheduleFreeModes, Optimizer):
         the mode of the module the optimizer follows taken (see :meth:`follow`). Everything is
         checked before anything changes."""
         stripped, entries = split_weights(state_dict)
-        weights = self.saved_weights(entries, places_of(list(self.param_groups), state_dict)) if entries else []
+        weights = self._saved_weights(entries, places_of(list(self.param_groups), state_dict)) if entries else []
         super().load_state_dict(stripped)
-        self.write_weights(weights)
+        self._write_weights(weights)
 
 
 _COMMON_NOTES = r"""

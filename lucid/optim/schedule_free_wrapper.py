@@ -124,10 +124,10 @@ class ScheduleFreeWrapper(ScheduleFreeModes, _OptimizerWrapper):
     def base_sequence(self, param: Tensor) -> Tensor | None:
         return self._z.get(id(param))
 
-    def group_training(self, group: dict) -> bool:
+    def _group_training(self, group: dict) -> bool:
         return self.train_mode
 
-    def set_group_training(self, group: dict, mode: bool) -> None:
+    def _set_group_training(self, group: dict, mode: bool) -> None:
         self.train_mode = mode
 
     def _average(self, index: int) -> dict:
@@ -221,7 +221,7 @@ class ScheduleFreeWrapper(ScheduleFreeModes, _OptimizerWrapper):
         index = {id(p): i for i, p in enumerate(self._params())}
         state = {index[key]: {"z": deep_copy(z)} for key, z in self._z.items() if key in index}
         by_param = {id(p): i for i, p in enumerate(self._params())}
-        self.record_weights(state, lambda param: state[by_param[id(param)]])
+        self._record_weights(state, lambda param: state[by_param[id(param)]])
         own = {"train_mode": self.train_mode, "momentum": self.momentum,
                "weight_decay_at_y": self.weight_decay_at_y, "weight_lr_power": self.weight_lr_power, "r": self.r,
                "averages": deep_copy(self._averages), "state": dict(sorted(state.items()))}
@@ -267,14 +267,14 @@ class ScheduleFreeWrapper(ScheduleFreeModes, _OptimizerWrapper):
             if param is None or not isinstance(z, Tensor) or z.shape != param.shape or set(entry) != {"z"}:
                 raise ValueError(f"loaded state of parameter {index} must be {{'z': a Tensor of the parameter's shape}}")
             zs[id(param)] = z.detach().to(param.device, param.dtype).clone()
-        weights = self.saved_weights(entries, places)
+        weights = self._saved_weights(entries, places)
         self.optimizer.load_state_dict(state_dict["optimizer"])
         self._z = zs
         self._averages = deep_copy(averages)
         self.momentum, self.weight_decay_at_y = own["momentum"], own["weight_decay_at_y"]
         self.weight_lr_power, self.r = own["weight_lr_power"], own["r"]
         self.train_mode = own["train_mode"]
-        self.write_weights(weights)
+        self._write_weights(weights)
 
     def extra_repr(self) -> str:
         """The wrapper's settings, for :func:`repr`.
