@@ -106,7 +106,7 @@ def test_a_step_that_raises_takes_back_the_counters():
 def test_eval_twice_and_train_twice_do_nothing_the_second_time(name, make):
     model = _model()
     optimizer = make(model.parameters())
-    _train(model, optimizer, 8)  # RAdam's silent phase (x = y = z) is over after 5 steps at beta2 = 0.9
+    _train(model, optimizer, 8)  # RAdam's silent phase (x = y = z) is its first 4 steps at beta2 = 0.9
     optimizer.eval()
     x = _weights(model)
     optimizer.eval()

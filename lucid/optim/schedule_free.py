@@ -93,7 +93,17 @@ class _ScheduleFree(ScheduleFreeModes, Optimizer):
         self._following = None
 
     def scheduled_lr(self, group: dict, step: int) -> float:
-        """The learning rate of ``step`` (1-based): the group's, warmed up."""
+        """The learning rate of ``step`` (1-based): the group's, warmed up (the reference's
+        ``warmup_steps``: ``lr * step / warmup_steps`` up to ``warmup_steps``).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> optimizer = optim.AdamWScheduleFree([nn.Parameter(lucid.zeros(1))], lr=0.1, warmup_steps=4)
+        >>> [optimizer.scheduled_lr(optimizer.param_groups[0], step) for step in (1, 2, 4, 5)]
+        [0.025, 0.05, 0.1, 0.1]
+        """
         return float(scalar(group["lr"])) * _warmed_up(group, step)
 
     def base_sequence(self, param: Tensor) -> Tensor | None:
@@ -117,6 +127,17 @@ class _ScheduleFree(ScheduleFreeModes, Optimizer):
         ------
         RuntimeError
             In evaluation mode, before anything runs (hooks, closure, schedules).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> w = nn.Parameter(lucid.tensor([1.0]))
+        >>> optimizer = optim.SGDScheduleFree([w], lr=0.5)
+        >>> w.grad = lucid.tensor([1.0])
+        >>> optimizer.step()
+        >>> w.detach(), optimizer.state[0]["z"], optimizer.param_groups[0]["k"]
+        (tensor([0.5000]), tensor([0.5000]), 1)
         """
         self.check_training()
         return super().step(closure)
@@ -135,7 +156,18 @@ class _ScheduleFree(ScheduleFreeModes, Optimizer):
             raise
 
     def add_param_group(self, param_group: dict) -> None:
-        """Add a group (as :meth:`Optimizer.add_param_group`), in the optimizer's current mode."""
+        """Add a group (as :meth:`Optimizer.add_param_group`), in the optimizer's current mode.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> optimizer = optim.SGDScheduleFree([nn.Parameter(lucid.zeros(1))])
+        >>> optimizer.eval()
+        >>> optimizer.add_param_group({"params": [nn.Parameter(lucid.zeros(2))]})
+        >>> [group["train_mode"] for group in optimizer.param_groups]
+        [False, False]
+        """
         if self.param_groups and isinstance(param_group, dict) and "train_mode" not in param_group:
             param_group = {**param_group, "train_mode": self.training}
         super().add_param_group(param_group)
@@ -145,7 +177,19 @@ class _ScheduleFree(ScheduleFreeModes, Optimizer):
         """As :meth:`Optimizer.state_dict`, with the mode in each group's ``"train_mode"`` and,
         for each parameter that has stepped, its evaluation weights ``"x"`` (and, in training
         mode, the training weights ``"y"`` it holds), so that a checkpoint of either mode loads
-        back to the same weights and evaluates at the same ``x``."""
+        back to the same weights and evaluates at the same ``x``.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> w = nn.Parameter(lucid.tensor([1.0]))
+        >>> optimizer = optim.SGDScheduleFree([w], lr=0.5)
+        >>> w.grad = lucid.tensor([1.0])
+        >>> optimizer.step()
+        >>> optimizer.state_dict()["state"]
+        {0: {'z': tensor([0.5000]), 'x': tensor([0.5000]), 'y': tensor([0.5000])}}
+        """
         saved = super().state_dict()
         index = {id(p): i for i, p in enumerate(self.param_groups.flat())}
         self._record_weights(saved, lambda param: saved["state"][index[id(param)]])
@@ -155,15 +199,31 @@ class _ScheduleFree(ScheduleFreeModes, Optimizer):
         """As :meth:`Optimizer.load_state_dict`, then the saved weights written back into the
         parameters for the loaded mode (``y`` in training mode, ``x`` in evaluation mode), and
         the mode of the module the optimizer follows taken (see :meth:`follow`). Everything is
-        checked before anything changes."""
+        checked before anything changes.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> w = nn.Parameter(lucid.tensor([1.0]))
+        >>> optimizer = optim.SGDScheduleFree([w], lr=0.5)
+        >>> w.grad = lucid.tensor([1.0])
+        >>> optimizer.step()
+        >>> optimizer.eval()
+        >>> saved = optimizer.state_dict()
+        >>> other = nn.Parameter(lucid.tensor([7.0]))
+        >>> restored = optim.SGDScheduleFree([other], lr=0.5)
+        >>> restored.load_state_dict(saved)      # the mode and the weights x come back
+        >>> other.detach(), restored.training
+        (tensor([0.5000]), False)
+        """
         stripped, entries = split_weights(state_dict)
         weights = self._saved_weights(entries, places_of(list(self.param_groups), state_dict)) if entries else []
         super().load_state_dict(stripped)
         self._write_weights(weights)
 
 
-_COMMON_NOTES = r"""
-    The parameters hold :math:`y` in training mode and :math:`x` in evaluation mode. Unlike the
+_COMMON_NOTES = r"""    The parameters hold :math:`y` in training mode and :math:`x` in evaluation mode. Unlike the
     reference (which starts in evaluation mode and raises a bare ``Exception``), the optimizer
     starts in training mode, and ``step()`` in evaluation mode raises a RuntimeError that says to
     call :meth:`train`, before anything changes. :meth:`follow` ties the mode to a module's
@@ -178,6 +238,13 @@ _COMMON_NOTES = r"""
     :doc:`/guide/schedule_free` for the mode rules and BatchNorm's recalibration."""
 
 
+def _with_common_notes(cls: type) -> type:
+    """``cls`` with the Notes every Schedule-Free optimizer shares in its docstring."""
+    cls.__doc__ = (cls.__doc__ or "").replace("    __COMMON_NOTES__\n", _COMMON_NOTES.lstrip("\n") + "\n")
+    return cls
+
+
+@_with_common_notes
 class SGDScheduleFree(_ScheduleFree):
     r"""Schedule-Free SGD (Defazio et al., 2024), computed as ``schedulefree.SGDScheduleFree`` 1.4.1.
 
@@ -231,7 +298,8 @@ class SGDScheduleFree(_ScheduleFree):
     Notes
     -----
     The arithmetic is the reference's, in its order, so float64 trajectories agree with it to
-    float64 rounding over thousands of steps (1e-12 relative, tested over 1,000).""" + _COMMON_NOTES + r"""
+    float64 rounding over thousands of steps (1e-12 relative, tested over 1,000).
+    __COMMON_NOTES__
 
     Examples
     --------
@@ -293,6 +361,7 @@ class _AdamScheduleFree(_ScheduleFree):
         return {"z": param.detach().clone(), "exp_avg_sq": _factory.zeros_like(param)}
 
 
+@_with_common_notes
 class AdamWScheduleFree(_AdamScheduleFree):
     r"""Schedule-Free AdamW (Defazio et al., 2024), computed as ``schedulefree.AdamWScheduleFree`` 1.4.1.
 
@@ -353,7 +422,8 @@ class AdamWScheduleFree(_AdamScheduleFree):
     The arithmetic is the reference's, in its order, so float64 trajectories agree with it to
     float64 rounding over thousands of steps (1e-12 relative, tested over 1,000). The update
     is one elementwise rule, fused (numba on "cpu", ``mx.compile`` on "gpu"); the step's
-    scalars (the warmup, :math:`c_t`, the bias correction) are computed once per group.""" + _COMMON_NOTES + r"""
+    scalars (the warmup, :math:`c_t`, the bias correction) are computed once per group.
+    __COMMON_NOTES__
 
     Examples
     --------
@@ -368,7 +438,7 @@ class AdamWScheduleFree(_AdamScheduleFree):
     >>> optimizer.eval()        # evaluate (and save) at x
     >>> w
     Parameter containing:
-    tensor([ 0.8500, -1.8500], requires_grad=True)
+    tensor([ 0.8527, -1.8513], requires_grad=True)
     >>> optimizer.train()       # back to y to go on training
     >>> sorted(optimizer.state[0]), optimizer.param_groups[0]["k"]
     (['exp_avg_sq', 'z'], 2)
@@ -386,12 +456,13 @@ class AdamWScheduleFree(_AdamScheduleFree):
         return adamw_schedule_free
 
 
+@_with_common_notes
 class RAdamScheduleFree(_AdamScheduleFree):
     r"""Schedule-Free RAdam, computed as ``schedulefree.RAdamScheduleFree`` 1.4.1.
 
     :class:`AdamWScheduleFree` with RAdam's rectification in place of a warmup: the
     learning rate is scaled by RAdam's :math:`r_t`, and while the variance estimate is not
-    tractable (:math:`\rho_t \le 4`, the first 5 steps at :math:`\beta_2 = 0.999`) the
+    tractable (:math:`\rho_t \le 4`, the first 4 steps at :math:`\beta_2 = 0.999`) the
     gradient is used unnormalised, with the learning rate 0 (``silent_sgd_phase``, the
     default: only :math:`v` moves) or unscaled.
 
@@ -447,7 +518,8 @@ class RAdamScheduleFree(_AdamScheduleFree):
     Notes
     -----
     The arithmetic is the reference's, in its order (float64 agreement to 1e-12 relative over
-    1,000 steps); both phases are elementwise rules, fused.""" + _COMMON_NOTES + r"""
+    1,000 steps); both phases are elementwise rules, fused.
+    __COMMON_NOTES__
 
     Examples
     --------
@@ -455,7 +527,7 @@ class RAdamScheduleFree(_AdamScheduleFree):
     >>> from lucid import nn, optim
     >>> w = nn.Parameter(lucid.tensor([1.0, -2.0]))
     >>> optimizer = optim.RAdamScheduleFree([w], lr=0.1)
-    >>> for _ in range(5):      # rho_t <= 4: the silent phase moves only the second moment
+    >>> for _ in range(4):      # rho_t <= 4: the silent phase moves only the second moment
     ...     optimizer.zero_grad()
     ...     (w * w).sum().backward()
     ...     optimizer.step()
