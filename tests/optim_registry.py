@@ -42,7 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from optim_cases import (ADAFACTOR_3D_SHAPES, MUON_SHAPES, NONE_GRAD, NONE_GRAD_LATE_EMPTY, NS_CONVERGENT,
-                         TENSOR_BETAS, TENSOR_LR, OptimCase, make_case, with_shapes)
+                         TENSOR_BETAS, TENSOR_LR, OptimCase, make_case, schedule_free_case, with_shapes)
 
 
 def _load(module: str, name: str):
@@ -57,6 +57,11 @@ def _attribute(module: str, name: str) -> Callable:
 
 def _torch_optim(name: str) -> Callable[[], type]:
     return _attribute("torch.optim", name)
+
+
+def _schedule_free(name: str) -> Callable[[], type]:
+    """``schedulefree.<name>``, put in training mode once made (torch_reference.schedule_free_class)."""
+    return lambda: _load("torch_reference", "schedule_free_class")(name)
 
 
 def _made_by(module: str, name: str) -> Callable[[], type]:
@@ -498,6 +503,58 @@ REGISTRY: tuple[OptimizerInfo, ...] = (
         state_kwargs={"lr": 0.01, "weight_decay": 0.01},
         resume=(
             ("adopt", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True}),
+        ),
+    ),
+    # Schedule-Free (torch has none; the golden values come from schedulefree 1.4.1): 1,000 steps,
+    # recorded every 50th, with switches to evaluation mode and back (optim_cases.schedule_free_case).
+    # A momentum or beta1 of 0.5 makes eval()'s lerp weight 1 - 1/beta = -1 (torch's other branch).
+    OptimizerInfo(
+        "SGDScheduleFree",
+        cases=(
+            schedule_free_case("sgd_schedule_free_default", "SGDScheduleFree", {}, {"lr": 0.5, "r": 1.0, "weight_lr_power": 1.0}),
+            schedule_free_case("sgd_schedule_free_warmup_wd", "SGDScheduleFree",
+                               {"lr": 0.5, "warmup_steps": 100, "weight_decay": 0.1},
+                               {"momentum": 0.5, "weight_decay": 0.0, "warmup_steps": 20}),
+        ),
+        flags={"lr", "momentum", "weight_decay", "warmup_steps", "r", "weight_lr_power"},
+        reference=_schedule_free("SGDScheduleFree"),
+        reference_package="schedulefree",
+        state_kwargs={"lr": 0.1, "weight_decay": 0.01},
+        resume=(
+            ("sgd_schedule_free", {"lr": 0.1, "weight_decay": 0.01, "warmup_steps": 3}),
+        ),
+    ),
+    OptimizerInfo(
+        "AdamWScheduleFree",
+        cases=(
+            schedule_free_case("adamw_schedule_free_default", "AdamWScheduleFree", {},
+                               {"lr": 0.02, "eps": 0.1, "r": 0.5, "weight_lr_power": 0.0}),
+            schedule_free_case("adamw_schedule_free_warmup_wd", "AdamWScheduleFree",
+                               {"lr": 0.01, "warmup_steps": 100, "weight_decay": 0.1},
+                               {"betas": (0.5, 0.99), "weight_decay": 0.0, "warmup_steps": 10}),
+        ),
+        flags={"lr", "betas", "eps", "weight_decay", "warmup_steps", "r", "weight_lr_power"},
+        reference=_schedule_free("AdamWScheduleFree"),
+        reference_package="schedulefree",
+        state_kwargs={"lr": 0.01, "weight_decay": 0.01},
+        resume=(
+            ("adamw_schedule_free", {"lr": 0.01, "weight_decay": 0.1, "warmup_steps": 3}),
+        ),
+    ),
+    OptimizerInfo(
+        "RAdamScheduleFree",
+        cases=(
+            schedule_free_case("radam_schedule_free_default", "RAdamScheduleFree", {},
+                               {"lr": 0.02, "r": 1.0, "eps": 0.1, "weight_lr_power": 1.0, "betas": (0.9, 0.9)}),
+            schedule_free_case("radam_schedule_free_wd", "RAdamScheduleFree", {"lr": 0.01, "weight_decay": 0.1},
+                               {"silent_sgd_phase": False, "betas": (0.5, 0.99)}, {"silent_sgd_phase": True}),
+        ),
+        flags={"lr", "betas", "eps", "weight_decay", "r", "weight_lr_power", "silent_sgd_phase"},
+        reference=_schedule_free("RAdamScheduleFree"),
+        reference_package="schedulefree",
+        state_kwargs={"lr": 0.01, "weight_decay": 0.01},
+        resume=(
+            ("radam_schedule_free", {"lr": 0.01, "weight_decay": 0.1}),
         ),
     ),
     OptimizerInfo(

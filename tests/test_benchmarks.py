@@ -92,3 +92,17 @@ def test_reference_benchmark_quick_mode_prints_a_row_per_optimizer_and_layout(ca
     for row in rows:
         cells = [c.strip() for c in row.split("|")[3:6]]
         assert all(c == "—" or float(c) > 0 for c in cells), row
+
+
+def test_schedule_free_benchmark_quick_mode_prints_a_row_per_optimizer_and_layout(capsys):
+    pytest.importorskip("schedulefree")
+    import bench_optim_step
+    import bench_schedule_free_step
+
+    assert bench_schedule_free_step.main(["--quick"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| ") and "---" not in line and "optimizer" not in line]
+    assert len(rows) == len(bench_schedule_free_step.OPTIMIZERS) * len(bench_optim_step.QUICK_LAYOUTS)
+    for row in rows:  # the reference's cells are differences of medians: numbers, of either sign in --quick
+        lucid_ms, *reference_ms = (float(c.strip()) for c in row.split("|")[3:6])
+        assert lucid_ms > 0, row

@@ -10,7 +10,7 @@ import contextlib
 
 import numpy as np
 
-from optim_cases import DTYPES, OptimCase, gradient, initial_params, touched_rows
+from optim_cases import DTYPES, OptimCase, gradient, initial_params, recorded_steps, touched_rows
 from optim_registry import BY_NAME
 from trajectories import with_truth
 
@@ -156,6 +156,22 @@ def muon_in_param_dtype():
         _muon._zeropower_via_newtonschulz = original
 
 
+def schedule_free_class(name: str):
+    """``schedulefree.<name>`` put in training mode once made, as its README asks before
+    training (lucid's Schedule-Free optimizers start in training mode)."""
+    import schedulefree
+
+    base = getattr(schedulefree, name)
+
+    class InTrainingMode(base):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.train()
+
+    InTrainingMode.__name__ = name
+    return InTrainingMode
+
+
 def optimizer_class(name: str):
     """The reference class of lucid's optimizer ``name``: its registry entry's (torch.optim's
     class of that name, the reference implementation above for Lion, another library's)."""
@@ -209,10 +225,12 @@ def run_torch(case: OptimCase, dtype, inputs=None) -> dict[str, np.ndarray]:
     optimizer = optimizer_class(case.optimizer)(groups, **kwargs)
     context = _reference_context(case.optimizer)
 
-    out = {f"p{i}": np.empty((steps + 1, *p.shape), dtype=dtype) for i, p in enumerate(params)}
+    recorded = recorded_steps(case)
+    row = {t: r for r, t in enumerate(recorded)}
+    out = {f"p{i}": np.empty((len(recorded) + 1, *p.shape), dtype=dtype) for i, p in enumerate(params)}
     for i, p in enumerate(params):
         out[f"p{i}"][0] = p.detach().numpy()
-        out[f"s{i}.step"] = np.full(steps, -1, dtype=np.int64)
+        out[f"s{i}.step"] = np.full(len(recorded), -1, dtype=np.int64)
 
     for t in range(1, steps + 1):
         # All grads are computed from the params before this step, as a
@@ -235,15 +253,18 @@ def run_torch(case: OptimCase, dtype, inputs=None) -> dict[str, np.ndarray]:
                 p.grad = torch.from_numpy(g)
         with context():
             optimizer.step()
-
+        if t in case.eval_after:
+            optimizer.eval()
+        if t not in row:
+            continue
         for i, p in enumerate(params):
-            out[f"p{i}"][t] = p.detach().numpy()
+            out[f"p{i}"][row[t] + 1] = p.detach().numpy()
             # .get, not [...]: optimizer.state is a defaultdict and indexing
             # it would create an empty state entry.
             for key, value in optimizer.state.get(p, {}).items():
                 if key == "step":
                     # Adam keeps a 0-d float32 tensor, SparseAdam a Python int.
-                    out[f"s{i}.step"][t - 1] = int(value)
+                    out[f"s{i}.step"][row[t]] = int(value)
                 elif isinstance(value, torch.Tensor) and value.dim() in (p.dim(), 0, 1):
                     # shaped like the param, or a factor of it (Adafactor's row_var, col_var),
                     # or 0-d (ASGD's eta and mu, NAdam's mu_product: float32 in torch whatever
@@ -253,11 +274,13 @@ def run_torch(case: OptimCase, dtype, inputs=None) -> dict[str, np.ndarray]:
                         value = value.reshape(p.shape)  # lucid keeps Prodigy's s and p0 so where slice_p is 1
                     name = f"s{i}.{key}"
                     if name not in out:
-                        out[name] = np.full((steps, *value.shape), np.nan, dtype=dtype)
-                    out[name][t - 1] = value.detach().numpy()
+                        out[name] = np.full((len(recorded), *value.shape), np.nan, dtype=dtype)
+                    out[name][row[t]] = value.detach().numpy()
                 else:
                     # Fail loudly rather than silently drop state lucid must match.
                     raise TypeError(f"{case.name}: unexpected state {key!r} of type {type(value).__name__}")
+        if t in case.eval_after:
+            optimizer.train()
     return out
 
 

@@ -307,8 +307,8 @@ def _lerp(start, end, weight):
     computed and one selected."""
     diff = end - start
     if isinstance(weight, (int, float)):
-        return start + diff * weight if weight < 0.5 else end - diff * (1 - weight)
-    return mx.where(weight < 0.5, start + diff * weight, end - diff * (1 - weight))
+        return start + diff * weight if -0.5 < weight < 0.5 else end - diff * (1 - weight)
+    return mx.where((weight < 0.5) & (weight > -0.5), start + diff * weight, end - diff * (1 - weight))
 
 
 MLX_VOCABULARY = {"sqrt": mx.sqrt, "abs": mx.abs, "sign": mx.sign, "maximum": mx.maximum,

@@ -196,8 +196,9 @@ def where(condition, a, b):
 
 @helper
 def lerp(start, end, weight):
-    """torch's ``lerp``: ``start + weight * (end - start)`` below one half, else
-    ``end - (end - start) * (1 - weight)`` (exact at ``weight == 1``).
+    """torch's ``lerp``: ``start + weight * (end - start)`` where ``|weight| < 0.5``, else
+    ``end - (end - start) * (1 - weight)`` (exact at ``weight == 1``; torch's choice for a
+    negative weight too, as Schedule-Free's ``1 - 1/beta`` is).
 
     ``weight / weight`` is 1 in the weight's own dtype (the branch has ``weight >= 0.5``):
     a literal 1 would make numba compute a float32 rule in float64.
@@ -205,11 +206,11 @@ def lerp(start, end, weight):
     Examples
     --------
     >>> from lucid.optim.elementwise import lerp
-    >>> lerp(0.0, 10.0, 0.25), lerp(0.0, 10.0, 1.0)
-    (2.5, 10.0)
+    >>> lerp(0.0, 10.0, 0.25), lerp(0.0, 10.0, 1.0), lerp(0.0, 10.0, -1.0)
+    (2.5, 10.0, -10.0)
     """
     diff = end - start
-    if weight < 0.5:
+    if -0.5 < weight < 0.5:
         return start + diff * weight
     return end - diff * (weight / weight - weight)
 

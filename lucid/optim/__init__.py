@@ -31,6 +31,8 @@ from . import lr_scheduler, schedules, swa_utils
 from .prodigy import Prodigy
 from .rmsprop import RMSprop
 from .rprop import Rprop
+from .schedule_free import AdamWScheduleFree, RAdamScheduleFree, SGDScheduleFree
+from .schedule_free_wrapper import ScheduleFreeWrapper
 from .sgd import SGD
 from .sparse_adam import SparseAdam
 from .wrappers import GradientAccumulation, SkipNonFinite
@@ -44,4 +46,5 @@ __all__ = [
     "Lion", "Adafactor", "Muon", "LBFGS", "ADOPT",
     "MuonWithAdamW",
     "Prodigy",
+    "SGDScheduleFree", "AdamWScheduleFree", "RAdamScheduleFree", "ScheduleFreeWrapper",
 ]

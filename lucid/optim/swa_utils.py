@@ -21,7 +21,7 @@ from typing import Any
 from .._autograd import no_grad
 from .._dtype import int64
 from .._tensor import Tensor, eval as lucid_eval
-from ..nn.module import Module
+from ..nn.module import Module, train_hooks_paused
 from . import _checks
 from .lr_scheduler import LRScheduler, _format_param
 from .optimizer import Optimizer
@@ -398,7 +398,10 @@ def update_bn(loader: Iterable[Any], model: Module, device: str | None = None) -
     A module counts as a batch-norm layer if it has a ``reset_running_stats()`` method and
     a ``momentum`` attribute, as :class:`lucid.nn.BatchNorm1d` (and torch's ``_BatchNorm``)
     has; for a model without any, this returns at once without running the model, as
-    torch's does.
+    torch's does. The model's mode is switched without its train hooks
+    (:meth:`lucid.nn.Module.register_train_hook`), so that an optimizer following it (a
+    Schedule-Free optimizer's ``follow``) keeps the weights where they are: after
+    ``model.eval()``, the statistics are those of the evaluation weights.
 
     Examples
     --------
@@ -419,7 +422,8 @@ def update_bn(loader: Iterable[Any], model: Module, device: str | None = None) -
     if not momenta:
         return
     was_training = model.training
-    model.train()
+    with train_hooks_paused():  # an optimizer following the model's mode keeps its weights
+        model.train()
     for module in momenta:
         module.momentum = None
     with no_grad():
@@ -431,7 +435,8 @@ def update_bn(loader: Iterable[Any], model: Module, device: str | None = None) -
             model(batch)
     for module, momentum in momenta.items():
         module.momentum = momentum
-    model.train(was_training)
+    with train_hooks_paused():
+        model.train(was_training)
 
 
 class SWALR(LRScheduler):
