@@ -30,6 +30,7 @@ from . import lr_scheduler, schedules, swa_utils
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
+from .soap import SOAP
 from .sparse_adam import SparseAdam
 from .wrappers import GradientAccumulation, SkipNonFinite
 
@@ -40,4 +41,5 @@ __all__ = [
     "Adadelta", "Adagrad", "Adamax", "ASGD", "NAdam", "RAdam", "RMSprop", "Rprop",
     "lr_scheduler", "schedules",
     "Lion", "Adafactor", "Muon", "LBFGS", "ADOPT",
+    "SOAP",
 ]
