@@ -76,3 +76,16 @@ def test_conv_net_benchmark_quick_mode_prints_the_table(capsys):
     assert len(rows) == 1
     cells = [c.strip() for c in rows[0].split("|")[1:5]]
     assert cells[0] == "4" and float(cells[1]) > 0 and float(cells[2]) > 0 and cells[3].endswith("x")
+
+
+def test_soap_benchmark_quick_mode_prints_a_row_per_layout(capsys):
+    pytest.importorskip("torch")
+    pytest.importorskip("pytorch_optimizer")
+    import bench_soap_step
+
+    assert bench_soap_step.main(["--quick"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| ") and "---" not in line and "layout" not in line]
+    assert len(rows) == len(bench_soap_step.QUICK_LAYOUTS)
+    for row in rows:
+        assert all(float(c.strip()) > 0 for c in row.split("|")[3:6]), row

@@ -57,6 +57,8 @@ def preconditioned_dims(param: Tensor, group: dict) -> list[tuple[int, int]]:
 
 def _merged(x: Tensor, group: dict) -> Tensor:
     """``x`` in the preconditioned shape."""
+    if not group["merge_dims"]:
+        return x
     if _channels_last(x, group):
         x = x.permute(0, 3, 1, 2)
     return x.reshape(preconditioned_shape(x, {**group, "data_format": "channels_first"}))
@@ -64,6 +66,8 @@ def _merged(x: Tensor, group: dict) -> Tensor:
 
 def _unmerged(x: Tensor, like: Tensor, group: dict) -> Tensor:
     """``x`` (in the preconditioned shape of ``like``) back in ``like``'s shape."""
+    if not group["merge_dims"]:
+        return x
     if _channels_last(like, group):
         n, h, w, c = like.shape
         return x.reshape(n, c, h, w).permute(0, 2, 3, 1)
@@ -73,13 +77,15 @@ def _unmerged(x: Tensor, like: Tensor, group: dict) -> Tensor:
 def project(x: Tensor, state: dict, group: dict, back: bool = False) -> Tensor:
     """``x`` in the eigenbasis (``Q_k^T`` along each dimension ``k`` with a factor), or back
     from it (``Q_k``), as pytorch-optimizer's ``project``: each dimension in turn is
-    contracted (or moved) to the end."""
+    contracted (or moved) to the end, a matrix product over the others flattened (as
+    ``tensordot``: one BLAS call, where a stack of products would loop)."""
     y = _merged(x, group)
     for dim in range(y.ndim):
         basis = state.get(f"Q{dim}")
         y = y.movedim(0, -1)
         if basis is not None:
-            y = y @ (basis.T if back else basis)
+            basis = basis.T if back else basis
+            y = y @ basis if y.ndim <= 2 else (y.reshape(-1, y.shape[-1]) @ basis).reshape(y.shape)
     return _unmerged(y, x, group)
 
 
