@@ -80,8 +80,10 @@ def project(x: Tensor, state: dict, group: dict, back: bool = False) -> Tensor:
     contracted (or moved) to the end, a matrix product over the others flattened (as
     ``tensordot``: one BLAS call, where a stack of products would loop)."""
     y = _merged(x, group)
-    for dim in range(y.ndim):
-        basis = state.get(f"Q{dim}")
+    bases = [state.get(f"Q{dim}") for dim in range(y.ndim)]
+    if all(basis is None for basis in bases):  # no factor: the identity (plain Adam)
+        return x
+    for basis in bases:
         y = y.movedim(0, -1)
         if basis is not None:
             basis = basis.T if back else basis
