@@ -317,6 +317,17 @@ def make_case(name, optimizer, kwargs, second, first=None, *, none_grad=NONE_GRA
 # 3-D param, factored over its last two dimensions.
 MUON_SHAPES = (((4, 3), (3, 5)), ((4, 4),))
 ADAFACTOR_3D_SHAPES = (((2, 4, 3), (5,)), ((3, 2),))
+# SOAP: a vector of 2 (its first statistic g g^T has one zero eigenvalue, not a repeated one);
+# 4-D and 2-D params whose merged shapes (max_precondition_dim 9 and 4; 12 and 9, NHWC) are
+# (4, 9, 3), (3, 4), (3, 4, 2); (8, 9), (5, 4), (4, 9, 3).
+# SOAP observes a late parameter's first gradient before it projects it, so that gradient's
+# component along the zero eigenvalue's eigenvector is rounding alone, divided by about eps:
+# reproducible to 1e-12 only where eps is large (soap_eps_wd keeps NONE_GRAD); the others skip
+# steps without a late parameter.
+SOAP_NONE_GRAD = ((0, 10), (1, 25), (0, 40), (1, 40), (2, 40))
+SOAP_1D_SHAPES = (((4, 3), (2,)), ((2, 3),))
+SOAP_MERGE_SHAPES = (((4, 3, 3, 3), (3, 4)), ((3, 2, 2, 2),))
+SOAP_CHANNELS_LAST_SHAPES = (((2, 3, 3, 4), (5, 4)), ((4, 3, 3, 3),))
 # The exactly convergent quintic Newton-Schulz polynomial (15/8, -10/8, 3/8).
 NS_CONVERGENT = (1.875, -1.25, 0.375)
 

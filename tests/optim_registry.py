@@ -13,7 +13,9 @@ from its ``_OPTIMIZERS_UNDER_TEST`` table; this is lucid's. An entry names the o
   ``reference_package`` the distribution it comes from (a live replay needs it installed),
   ``reference_names`` the reference's names of lucid's hyperparameters where they differ
   (lucid keeps torch's), ``reference_context`` a context to step it in (Muon's iteration in
-  the parameter dtype);
+  the parameter dtype); ``reference_state`` what makes the function giving the reference's
+  state of a parameter by lucid's names (SOAP's lists of factors); ``trajectory_table`` the
+  float32 runs' (FACTOR, FLOOR) where not tolerances.TRAJECTORY (SOAP's eigenbases);
 * ``state_kwargs``: options under which it keeps and uses all its state: state following
   ``.to()``/``.double()``/``.half()``, the ``state_dict`` round trip (tests/test_optim_state.py,
   tests/test_properties.py);
@@ -42,7 +44,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from optim_cases import (ADAFACTOR_3D_SHAPES, MUON_SHAPES, NONE_GRAD, NONE_GRAD_LATE_EMPTY, NS_CONVERGENT,
-                         TENSOR_BETAS, TENSOR_LR, OptimCase, make_case, schedule_free_case, with_shapes)
+                         SOAP_1D_SHAPES, SOAP_CHANNELS_LAST_SHAPES, SOAP_MERGE_SHAPES, SOAP_NONE_GRAD, TENSOR_BETAS,
+                         TENSOR_LR, OptimCase, make_case, schedule_free_case, with_shapes)
+from tolerances import TRAJECTORY_EIGENBASIS
 
 
 def _load(module: str, name: str):
@@ -81,6 +85,8 @@ class OptimizerInfo:
     reference_package: str = "torch"
     reference_names: dict = field(default_factory=dict)
     reference_context: Callable | None = None
+    reference_state: Callable | None = None
+    trajectory_table: dict | None = None
     bad_input_kwargs: dict = field(default_factory=dict)
     sparse: str | None = "refuses"
     resume: tuple = ()
@@ -589,6 +595,54 @@ REGISTRY: tuple[OptimizerInfo, ...] = (
         state_kwargs={"lr": 1.0, "weight_decay": 0.01},
         resume=(
             ("prodigy", {"lr": 1.0, "weight_decay": 0.1, "use_bias_correction": True}),
+        ),
+    ),
+    OptimizerInfo(
+        "SOAP",
+        cases=(
+            # SOAP (torch has none; the golden values come from pytorch-optimizer 4.1.0's SOAP, its
+            # QR refresh in the parameter's dtype: torch_reference.soap_qr_in_param_dtype), 200 steps:
+            # default, betas and shampoo_beta, eps and weight decay, the refresh frequency, the
+            # largest factored dimension, vectors factored, the normalised update without bias
+            # correction, merged dimensions (channels first and last), maximize (the reference's
+            # is the optimizer's, not a group's, as is data_format). Shapes whose first statistics
+            # have no repeated eigenvalue, as the eigenvectors of a repeated one are LAPACK's
+            # choice (tests/test_soap.py).
+            make_case("soap_default", "SOAP", {}, {"lr": 0.01}, steps=200, none_grad=SOAP_NONE_GRAD),
+            make_case("soap_betas_shampoo_beta", "SOAP", {"lr": 0.01, "betas": (0.9, 0.99), "shampoo_beta": 0.8},
+                      {"shampoo_beta": None}, steps=200, none_grad=SOAP_NONE_GRAD),
+            make_case("soap_eps_wd", "SOAP", {"lr": 0.01, "eps": 1e-3, "weight_decay": 0.1}, {"weight_decay": 0.0},
+                      steps=200),
+            make_case("soap_frequency", "SOAP", {"lr": 0.01, "precondition_frequency": 3},
+                      {"precondition_frequency": 7}, steps=200, none_grad=SOAP_NONE_GRAD),
+            make_case("soap_max_dim", "SOAP", {"lr": 0.01, "max_precondition_dim": 3}, {"max_precondition_dim": 2},
+                      steps=200, none_grad=SOAP_NONE_GRAD),
+            with_shapes(make_case("soap_precondition_1d", "SOAP", {"lr": 0.01, "precondition_1d": True},
+                                  {"precondition_1d": False}, steps=200, none_grad=SOAP_NONE_GRAD), SOAP_1D_SHAPES),
+            make_case("soap_normalize_no_bias", "SOAP", {"lr": 0.01, "normalize_gradient": True,
+                                                         "correct_bias": False},
+                      {"normalize_gradient": False}, steps=200, none_grad=SOAP_NONE_GRAD),
+            with_shapes(make_case("soap_merge_dims", "SOAP", {"lr": 0.01, "merge_dims": True,
+                                                              "max_precondition_dim": 9},
+                                  {"max_precondition_dim": 4}, steps=200, none_grad=SOAP_NONE_GRAD), SOAP_MERGE_SHAPES),
+            with_shapes(make_case("soap_channels_last", "SOAP", {"lr": 0.01, "merge_dims": True,
+                                                                 "max_precondition_dim": 12,
+                                                                 "data_format": "channels_last"},
+                                  {"max_precondition_dim": 9}, steps=200, none_grad=SOAP_NONE_GRAD), SOAP_CHANNELS_LAST_SHAPES),
+            make_case("soap_maximize", "SOAP", {"lr": 0.01, "weight_decay": 0.1, "maximize": True}, {"lr": 0.005},
+                      steps=200, none_grad=SOAP_NONE_GRAD),
+        ),
+        flags={"lr", "betas", "shampoo_beta", "eps", "weight_decay", "precondition_frequency",
+               "max_precondition_dim", "merge_dims", "precondition_1d", "normalize_gradient", "correct_bias",
+               "data_format", "maximize"},
+        reference=_attribute("pytorch_optimizer", "SOAP"),
+        reference_package="pytorch_optimizer",
+        reference_context=_attribute("torch_reference", "soap_qr_in_param_dtype"),
+        reference_state=_attribute("torch_reference", "soap_state"),
+        trajectory_table=TRAJECTORY_EIGENBASIS,
+        state_kwargs={"lr": 0.01, "precondition_frequency": 2, "precondition_1d": True},
+        resume=(
+            ("soap", {"lr": 0.01, "precondition_frequency": 2, "weight_decay": 0.1}),
         ),
     ),
 )

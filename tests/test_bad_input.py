@@ -182,6 +182,13 @@ for name, cls, shapes, kwargs, exc, message in [
     ("NAdam-momentum-decay-nan", optim.NAdam, None, {"momentum_decay": NAN}, ValueError, "momentum_decay value: nan"),
     ("RMSprop-alpha-negative", optim.RMSprop, None, {"alpha": -0.5}, ValueError, "Invalid alpha value: -0.5"),
     ("Adadelta-rho-2", optim.Adadelta, None, {"rho": 2}, ValueError, "Invalid rho value: 2"),
+    ("SOAP-precondition-frequency-0", optim.SOAP, None, {"precondition_frequency": 0}, ValueError,
+     "precondition_frequency must be at least 1, got 0"),
+    ("SOAP-max-precondition-dim-float", optim.SOAP, None, {"max_precondition_dim": 10.5}, TypeError,
+     "max_precondition_dim must be an int, got float 10.5"),
+    ("SOAP-shampoo-beta-one", optim.SOAP, None, {"shampoo_beta": 1.0}, ValueError, "Invalid shampoo_beta value: 1.0"),
+    ("SOAP-data-format", optim.SOAP, None, {"data_format": "nhwc"}, ValueError,
+     "data_format must be one of .'channels_first', 'channels_last'., got 'nhwc'"),
 ]:
     add(name, exc, message, lambda cls=cls, shapes=shapes, kwargs=kwargs: (
         lambda ps: (ps, lambda: cls(ps, **kwargs)))(params(shapes or ((3, 2), (4,)))))

@@ -106,3 +106,16 @@ def test_schedule_free_benchmark_quick_mode_prints_a_row_per_optimizer_and_layou
     for row in rows:  # the reference's cells are differences of medians: numbers, of either sign in --quick
         lucid_ms, *reference_ms = (float(c.strip()) for c in row.split("|")[3:6])
         assert lucid_ms > 0, row
+
+
+def test_soap_benchmark_quick_mode_prints_a_row_per_layout(capsys):
+    pytest.importorskip("torch")
+    pytest.importorskip("pytorch_optimizer")
+    import bench_soap_step
+
+    assert bench_soap_step.main(["--quick"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| ") and "---" not in line and "layout" not in line]
+    assert len(rows) == len(bench_soap_step.QUICK_LAYOUTS)
+    for row in rows:
+        assert all(float(c.strip()) > 0 for c in row.split("|")[3:6]), row

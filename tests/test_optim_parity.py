@@ -105,7 +105,8 @@ def _compare(case, dtype_name, device, expected, run=None):
                                       err_msg=f"{case.name}: {key} exists at other steps than torch's")
         if key.startswith("p"):
             np.testing.assert_array_equal(got[key][0], want[0], err_msg=f"{case.name}: {key} initially")
-    judge_recording(got, expected, runs=True, float64_table=tolerance_table(case), what=f"{case.name} ({dtype_name} on {device})")
+    judge_recording(got, expected, runs=True, table=info_of(case).trajectory_table, float64_table=tolerance_table(case),
+                    what=f"{case.name} ({dtype_name} on {device})")
 
 
 # lucid's runs, kept for the live comparison of the same run (each case is run once per device)

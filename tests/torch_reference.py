@@ -172,6 +172,78 @@ def schedule_free_class(name: str):
     return InTrainingMode
 
 
+@contextlib.contextmanager
+def soap_qr_in_param_dtype():
+    """Run pytorch_optimizer.SOAP's QR refresh in the parameter's dtype, not float32.
+
+    pytorch-optimizer rounds the power iteration to float32 before its QR decomposition
+    (for bfloat16, which torch's QR lacks), so a float64 run's eigenbasis is orthogonal to
+    float32's precision only, and its digits beyond that are the float32 QR's of that CPU's
+    LAPACK; lucid decomposes in the working precision. This swaps in pytorch-optimizer's own
+    ``get_orthogonal_matrix_qr`` with that one cast removed (``power_iter`` for
+    ``power_iter.to(torch.float32)``), so that the golden values are float64's. A float32
+    run is unchanged by it.
+    """
+    import torch
+    from pytorch_optimizer.optimizer.soap import SOAP
+
+    original = SOAP.get_orthogonal_matrix_qr
+
+    def in_param_dtype(self, state, max_precondition_dim=10000, merge_dims=False):
+        original_shape = state["exp_avg_sq"].shape
+        permuted_shape = original_shape
+        if self.data_format == "channels_last" and len(original_shape) == 4:
+            permuted_shape = state["exp_avg_sq"].permute(0, 3, 1, 2).shape
+        exp_avg_sq = state["exp_avg_sq"]
+        if merge_dims:
+            exp_avg_sq = self.merge_dims(exp_avg_sq, max_precondition_dim)
+        matrices = []
+        for ind, (m, o) in enumerate(zip(state["GG"], state["Q"])):
+            if len(m) == 0:
+                matrices.append([])
+                continue
+            matrix_product = m @ o
+            est_eig = (o * matrix_product).sum(dim=0)
+            sort_idx = torch.argsort(est_eig, descending=True)
+            exp_avg_sq = exp_avg_sq.index_select(ind, sort_idx)
+            power_iter = matrix_product.index_select(1, sort_idx)
+            q, _ = torch.linalg.qr(power_iter)  # pytorch-optimizer: power_iter.to(torch.float32)
+            matrices.append(q)
+        if merge_dims:
+            if self.data_format == "channels_last" and len(original_shape) == 4:
+                exp_avg_sq = exp_avg_sq.reshape(permuted_shape).permute(0, 2, 3, 1)
+            else:
+                exp_avg_sq = exp_avg_sq.reshape(original_shape)
+        state["exp_avg_sq"] = exp_avg_sq
+        return matrices
+
+    SOAP.get_orthogonal_matrix_qr = in_param_dtype
+    try:
+        yield
+    finally:
+        SOAP.get_orthogonal_matrix_qr = original
+
+
+def soap_state(state: dict) -> dict:
+    """pytorch_optimizer.SOAP's state of a parameter by lucid's names: "exp_avg", "exp_avg_sq",
+    and "GG{k}", "Q{k}" for each factored dimension ``k`` (the reference's lists, whose empty
+    entries are the unfactored dimensions), each basis with lucid's signs (the largest entry
+    of each column positive; LAPACK's are arbitrary and the update does not depend on them).
+    Its copies of ``precondition_frequency`` and ``shampoo_beta`` are hyperparameters, which
+    lucid reads from the group."""
+    import torch
+
+    out = {"exp_avg": state["exp_avg"], "exp_avg_sq": state["exp_avg_sq"]}
+    for key in ("GG", "Q"):
+        for dim, value in enumerate(state.get(key) or []):
+            if isinstance(value, torch.Tensor):
+                if key == "Q":
+                    largest = value.gather(0, value.abs().argmax(dim=0, keepdim=True))
+                    value = value * largest.sign()
+                out[f"{key}{dim}"] = value
+    return out
+
+
 def optimizer_class(name: str):
     """The reference class of lucid's optimizer ``name``: its registry entry's (torch.optim's
     class of that name, the reference implementation above for Lion, another library's)."""
@@ -224,6 +296,8 @@ def run_torch(case: OptimCase, dtype, inputs=None) -> dict[str, np.ndarray]:
     kwargs = {names.get(k, k): _to_torch(v) for k, v in case.kwargs.items()}
     optimizer = optimizer_class(case.optimizer)(groups, **kwargs)
     context = _reference_context(case.optimizer)
+    view = BY_NAME[case.optimizer].reference_state
+    view = None if view is None else view()
 
     recorded = recorded_steps(case)
     row = {t: r for r, t in enumerate(recorded)}
@@ -261,11 +335,16 @@ def run_torch(case: OptimCase, dtype, inputs=None) -> dict[str, np.ndarray]:
             out[f"p{i}"][row[t] + 1] = p.detach().numpy()
             # .get, not [...]: optimizer.state is a defaultdict and indexing
             # it would create an empty state entry.
-            for key, value in optimizer.state.get(p, {}).items():
+            state = optimizer.state.get(p, {})
+            for key, value in (view(state) if view is not None and state else state).items():
                 if key == "step":
                     # Adam keeps a 0-d float32 tensor, SparseAdam a Python int.
                     out[f"s{i}.step"][row[t]] = int(value)
                 elif isinstance(value, torch.Tensor) and value.dim() in (p.dim(), 0, 1):
+
+
+                    out[f"s{i}.step"][t - 1] = int(value)
+                elif isinstance(value, torch.Tensor) and (value.dim() in (p.dim(), 0) or view is not None):
                     # shaped like the param, or a factor of it (Adafactor's row_var, col_var),
                     # or 0-d (ASGD's eta and mu, NAdam's mu_product: float32 in torch whatever
                     # the param dtype, stored here in the param dtype, exactly), or flat

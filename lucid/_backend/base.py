@@ -508,6 +508,18 @@ class Backend:
     def matmul(self, a, b):
         return self._xp.matmul(a, b)
 
+    def eigh(self, a):
+        """``(eigenvalues, eigenvectors)`` of the symmetric matrices ``a`` (its lower triangle
+        read), eigenvalues ascending, eigenvectors as columns: LAPACK's ``syevd``. Each
+        eigenvector is unique only up to its sign (and, for a repeated eigenvalue, up to a
+        rotation within its eigenspace): which one comes back is the LAPACK build's choice."""
+        return tuple(self._xp.linalg.eigh(a))
+
+    def qr(self, a):
+        """``(Q, R)`` of the reduced QR decomposition of the matrices ``a`` (Householder, LAPACK's
+        ``geqrf``): ``Q`` with orthonormal columns, ``R`` upper triangular."""
+        return tuple(self._xp.linalg.qr(a))
+
     def einsum(self, subscripts, *operands):
         """``subscripts`` in explicit form (``"ij,jk->ik"``), letters only, no ellipsis."""
         return self._xp.einsum(subscripts, *operands)

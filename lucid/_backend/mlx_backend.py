@@ -120,6 +120,14 @@ class MlxBackend(Backend):
             out = mx.squeeze(out, -2)
         return mx.squeeze(out, -1) if right else out
 
+    # MLX decomposes on its CPU stream only (it has no GPU kernel for either), float64
+    # included; on Apple silicon the arrays stay where they are (unified memory)
+    def eigh(self, a):
+        return tuple(mx.linalg.eigh(a, stream=mx.cpu))
+
+    def qr(self, a):
+        return tuple(mx.linalg.qr(a, stream=mx.cpu))
+
     # convolutions by MLX's own kernel (channels last), their gradients by its vjp; float64
     # by the products over windows of the base (MLX's float64 kernel lacks groups and dilation)
     def conv(self, x, w, stride, dilation, groups):

@@ -34,6 +34,7 @@ from .rprop import Rprop
 from .schedule_free import AdamWScheduleFree, RAdamScheduleFree, SGDScheduleFree
 from .schedule_free_wrapper import ScheduleFreeWrapper
 from .sgd import SGD
+from .soap import SOAP
 from .sparse_adam import SparseAdam
 from .wrappers import GradientAccumulation, SkipNonFinite
 
@@ -47,4 +48,5 @@ __all__ = [
     "MuonWithAdamW",
     "Prodigy",
     "SGDScheduleFree", "AdamWScheduleFree", "RAdamScheduleFree", "ScheduleFreeWrapper",
+    "SOAP",
 ]
