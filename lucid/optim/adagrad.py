@@ -120,6 +120,8 @@ class Adagrad(Optimizer):
                         maximize=maximize, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
 
+    unmatched_flags = {"fused": ("lr",)}  # torch's fused CPU kernel: 5e-10 relative with a Tensor lr
+
     def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])
         _checks.non_negative("lr_decay", group["lr_decay"])

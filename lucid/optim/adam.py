@@ -140,7 +140,10 @@ class Adam(Optimizer):
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
-    def check(self, group: dict) -> None:
+    # torch's fused CPU kernel: 2e-9 relative with a Tensor lr, 2e-6 with Tensor betas
+    unmatched_flags = {"fused": ("lr", "betas")}
+
+    def check(self, group: dict) -> None:  # torch's checks, in torch's order
         if isinstance(group["lr"], Tensor) and group["foreach"] and not group["capturable"]:
             raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
         _checks.learning_rate(group["lr"])
@@ -150,6 +153,12 @@ class Adam(Optimizer):
         if not (all(isinstance(b, float) for b in group["betas"])
                 or all(isinstance(b, Tensor) for b in group["betas"])):
             raise ValueError("betas must be either both floats or both Tensors")
+        for index, beta in enumerate(group["betas"]):
+            if isinstance(beta, Tensor):
+                if group["foreach"] and not group["capturable"]:
+                    raise ValueError(f"betas[{index}] as a Tensor is not supported for capturable=False and foreach=True")
+                if beta.numel() != 1:
+                    raise ValueError(f"Tensor betas[{index}] must be 1-element")
 
     def check_sparse(self, group: dict) -> None:
         raise RuntimeError("Adam does not support sparse gradients, please consider SparseAdam instead")

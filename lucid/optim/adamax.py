@@ -103,6 +103,8 @@ class Adamax(Optimizer):
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
+    unmatched_flags = {"foreach": ("lr",)}  # 7e-10 relative with a Tensor lr
+
     def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])
         _checks.epsilon(group["eps"])

@@ -114,6 +114,7 @@ class ASGD(Optimizer):
     """
 
     float32_keys = frozenset({"eta", "mu"})
+    unmatched_flags = {"foreach": ()}  # torch's foreach ASGD: 3e-9 to 3e-7 relative from its single-tensor path
 
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
                  t0: float = 1e6, weight_decay: float = 0, foreach: bool | None = None, maximize: bool = False,

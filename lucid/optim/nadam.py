@@ -177,6 +177,8 @@ class NAdam(Optimizer):
                         maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable)
         super().__init__(params, defaults)
 
+    unmatched_flags = {"foreach": ("lr",)}  # 3e-9 relative with a Tensor lr
+
     def check(self, group: dict) -> None:
         check_adam_like(group)
         _checks.non_negative("momentum_decay", group["momentum_decay"])
@@ -274,6 +276,8 @@ class RAdam(Optimizer):
                         foreach=foreach, capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
                         differentiable=differentiable)
         super().__init__(params, defaults)
+
+    unmatched_flags = {"foreach": ("lr",)}  # 5e-10 relative with a Tensor lr
 
     def check(self, group: dict) -> None:
         check_adam_like(group)

@@ -124,6 +124,8 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             raise ValueError(f"Expected positive integer T_0, but got {T_0}")
         if T_mult < 1 or not isinstance(T_mult, int):
             raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        _checks.count("T_0", T_0, 1)  # beyond int64: an OverflowError at the first step
+        _checks.count("T_mult", T_mult, 1)
         if not isinstance(eta_min, (float, int)):
             raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}")
         _checks.finite("eta_min", eta_min)

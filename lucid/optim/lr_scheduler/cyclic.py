@@ -326,18 +326,18 @@ class OneCycleLR(LRScheduler):
         if total_steps is not None:
             if total_steps <= 0 or not isinstance(total_steps, int):
                 raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
-            self.total_steps = total_steps
+            self.total_steps = _checks.count("total_steps", total_steps, 1)
         elif epochs is not None and steps_per_epoch is not None:
             if not isinstance(epochs, int) or epochs <= 0:
                 raise ValueError(f"Expected positive integer epochs, but got {epochs}")
             if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
                 raise ValueError(f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}")
-            self.total_steps = epochs * steps_per_epoch
+            self.total_steps = _checks.count("epochs * steps_per_epoch", epochs * steps_per_epoch, 1)
         else:
             raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
-        self._schedule_phases = self._phases(pct_start, three_phase)
         if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        self._schedule_phases = self._phases(pct_start, three_phase)
         if anneal_strategy not in ["cos", "linear"]:
             raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
         self._anneal_func_type = anneal_strategy

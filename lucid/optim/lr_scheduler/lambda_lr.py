@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .. import _checks
 from .base import LRScheduler, _check_optimizer, _lambdas_state
 
 if TYPE_CHECKING:
@@ -14,6 +15,14 @@ if TYPE_CHECKING:
 
 class _LambdaScheduler(LRScheduler):
     """LambdaLR and MultiplicativeLR: one function of the epoch per group."""
+
+    def _factor(self, fn):
+        """``fn``'s factor for this epoch, a finite number (torch takes NaN, and the lr becomes
+        NaN; a factor of 10**400 is an OverflowError naming nothing); the step that raises
+        leaves the counters as they were."""
+        factor = fn(self.last_epoch)
+        _checks.finite(f"the factor lr_lambda({self.last_epoch})", factor)
+        return factor
 
     def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
                  last_epoch: int = -1) -> None:
@@ -106,7 +115,7 @@ class LambdaLR(_LambdaScheduler):
 
     def get_lr(self) -> list:
         self._warn_get_lr_called_within_step()
-        return [base_lr * fn(self.last_epoch) for fn, base_lr in zip(self.lr_lambdas, self.base_lrs)]
+        return [base_lr * self._factor(fn) for fn, base_lr in zip(self.lr_lambdas, self.base_lrs)]
 
 
 class MultiplicativeLR(_LambdaScheduler):
@@ -145,4 +154,4 @@ class MultiplicativeLR(_LambdaScheduler):
 
     def get_lr(self) -> list:
         self._warn_get_lr_called_within_step()
-        return self._chain(None if self._is_initial else [fn(self.last_epoch) for fn in self.lr_lambdas])
+        return self._chain(None if self._is_initial else [self._factor(fn) for fn in self.lr_lambdas])
