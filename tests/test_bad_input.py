@@ -702,6 +702,35 @@ for bad_name, bad in (("nan", NAN), ("huge", HUGE), ("negative", -0.1)):
         lambda bad=bad: ([], lambda: nn.LSTM(2, 3, num_layers=2, dropout=bad)))
 
 
+# layers' sizes and numbers: refused where given, naming the argument (torch takes a NaN eps or
+# momentum, and every output or running statistic becomes NaN; a NaN or negative stride or a
+# string padding fails at the first call; a size of the wrong type names no argument)
+for name, exc, message, call in [
+    ("Linear-in-features-float", TypeError, "in_features must be an int, got float 2.5", lambda: nn.Linear(2.5, 3)),
+    ("Linear-out-features-negative", ValueError, "out_features must be at least 0", lambda: nn.Linear(2, -1)),
+    ("Linear-in-features-huge", ValueError, "in_features must be at most 2\\*\\*63 - 1", lambda: nn.Linear(HUGE, 3)),
+    ("Conv2d-stride-nan", TypeError, "stride must be an int, got float nan", lambda: nn.Conv2d(2, 2, 3, stride=NAN)),
+    ("Conv2d-stride-zero", ValueError, "stride must be at least 1", lambda: nn.Conv2d(2, 2, 3, stride=0)),
+    ("Conv1d-padding-negative", ValueError, "padding must be at least 0", lambda: nn.Conv1d(2, 2, 3, padding=-1)),
+    ("Conv2d-dilation-string", TypeError, "dilation must be an int", lambda: nn.Conv2d(2, 2, 3, dilation="x")),
+    ("Conv2d-kernel-three", ValueError, "kernel_size must be an int or a tuple of 2 ints",
+     lambda: nn.Conv2d(2, 2, (3, 3, 3))),
+    ("ConvTranspose1d-output-padding-negative", ValueError, "output_padding must be at least 0",
+     lambda: nn.ConvTranspose1d(2, 2, 3, output_padding=-1)),
+    ("Conv2d-in-channels-string", TypeError, "in_channels must be an int", lambda: nn.Conv2d("x", 2, 3)),
+    ("Conv2d-groups-string", TypeError, "groups must be an int", lambda: nn.Conv2d(2, 2, 3, groups="x")),
+    ("BatchNorm1d-eps-nan", ValueError, "eps must be finite, got nan", lambda: nn.BatchNorm1d(3, eps=NAN)),
+    ("BatchNorm2d-eps-negative", ValueError, "eps must be at least 0", lambda: nn.BatchNorm2d(3, eps=-1.0)),
+    ("BatchNorm1d-momentum-nan", ValueError, "momentum must be finite, got nan", lambda: nn.BatchNorm1d(3, momentum=NAN)),
+    ("BatchNorm1d-momentum-string", TypeError, "momentum must be a number", lambda: nn.BatchNorm1d(3, momentum="x")),
+    ("BatchNorm1d-num-features-float", TypeError, "num_features must be an int", lambda: nn.BatchNorm1d(3.0)),
+    ("LayerNorm-eps-nan", ValueError, "eps must be finite, got nan", lambda: nn.LayerNorm(3, eps=NAN)),
+    ("LayerNorm-eps-huge", ValueError, "eps must be within the range of a float", lambda: nn.LayerNorm(3, eps=HUGE)),
+    ("LSTM-num-layers-huge", ValueError, "num_layers must be at most 2\\*\\*63 - 1", lambda: nn.LSTM(2, 3, num_layers=HUGE)),
+]:
+    add(name, exc, message, lambda call=call: ([], call))
+
+
 _table_case("float-indices", TypeError, "scalar types: Long, Int", lambda: lucid.tensor([0.5]))
 _table_case("index-out-of-range", IndexError, "index 4 is out of range", lambda: lucid.tensor([4]))
 _table_case("negative-index", IndexError, "index -1 is out of range", lambda: lucid.tensor([-1]))
