@@ -84,9 +84,15 @@ class Adam(Optimizer):
         Maximise the objective instead of minimising it.
     decoupled_weight_decay : bool, default False
         Decay the weights directly, as AdamW does, instead of adding to the gradient.
-    foreach, fused, capturable : optional
-        Accepted for torch compatibility and stored in the groups; lucid runs one
-        implementation whatever they say.
+    foreach, fused : bool, optional
+        Accepted and stored in the groups: lucid runs one implementation, torch's
+        single-tensor one, whose numbers torch's foreach and fused paths give too (fused to
+        float64 rounding); ``fused=True`` with a Tensor ``lr`` or ``betas`` raises NotImplementedError,
+        as torch's fused kernel computes other numbers with them, and ``foreach=True`` with
+        them raises torch's ValueError.
+    capturable : bool, default False
+        ``True`` raises NotImplementedError: torch's CUDA-graph mode, which torch refuses for
+        CPU tensors.
     differentiable : bool, default False
         ``True`` raises NotImplementedError: steps are not recorded by autograd.
 
@@ -197,7 +203,7 @@ class AdamW(Adam):
     maximize : bool, default False
         Maximise the objective instead of minimising it.
     foreach, fused, capturable : optional
-        Accepted for torch compatibility; lucid runs one implementation.
+        As :class:`Adam`'s.
     differentiable : bool, default False
         ``True`` raises NotImplementedError.
 

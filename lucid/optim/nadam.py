@@ -120,9 +120,13 @@ class NAdam(Optimizer):
         Momentum decay :math:`\psi` of the schedule :math:`\mu_t`.
     decoupled_weight_decay : bool, default False
         Decay the weights directly, as AdamW does (NAdamW), instead of adding to the gradient.
-    foreach, capturable : optional
-        Accepted for torch compatibility and stored in the groups; lucid runs one
-        implementation whatever they say.
+    foreach : bool, optional
+        Accepted and stored in the groups: lucid runs one implementation, torch's
+        single-tensor one, whose numbers torch's foreach path gives too (``True`` with a Tensor ``lr`` raises NotImplementedError: torch's foreach path
+        computes other numbers with one).
+    capturable : bool, default False
+        ``True`` raises NotImplementedError: torch's CUDA-graph mode, which torch refuses for
+        CPU tensors.
     maximize : bool, default False
         Maximise the objective instead of minimising it.
     differentiable : bool, default False
@@ -226,9 +230,13 @@ class RAdam(Optimizer):
         ``decoupled_weight_decay``.
     decoupled_weight_decay : bool, default False
         Decay the weights directly, as AdamW does, instead of adding to the gradient.
-    foreach, capturable : optional
-        Accepted for torch compatibility and stored in the groups; lucid runs one
-        implementation whatever they say.
+    foreach : bool, optional
+        Accepted and stored in the groups: lucid runs one implementation, torch's
+        single-tensor one, whose numbers torch's foreach path gives too (``True`` with a Tensor ``lr`` raises NotImplementedError: torch's foreach path
+        computes other numbers with one).
+    capturable : bool, default False
+        ``True`` raises NotImplementedError: torch's CUDA-graph mode, which torch refuses for
+        CPU tensors.
     maximize : bool, default False
         Maximise the objective instead of minimising it.
     differentiable : bool, default False

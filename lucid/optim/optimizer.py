@@ -63,7 +63,7 @@ class Optimizer:
     decay and the step count) or :meth:`update`, Tensor code for one parameter (L-BFGS,
     Muon, Adafactor, sparse gradients). Where it needs to, it also gives :meth:`state_shapes`
     (state made during ``update``), :meth:`check_sparse` (sparse gradients accepted),
-    :attr:`float32_keys`, :meth:`loaded_state` and, for a whole-step algorithm (L-BFGS),
+    :attr:`float32_keys`, :attr:`unmatched_flags`, :meth:`loaded_state` and, for a whole-step algorithm (L-BFGS),
     :meth:`run_step`.
 
     The base is composed of parts, each with one job, which it holds rather than inherits:
