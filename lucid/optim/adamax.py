@@ -56,8 +56,9 @@ class Adamax(Optimizer):
         L2 penalty :math:`\lambda`.
     foreach : bool, optional
         Accepted and stored in the groups: lucid runs one implementation, torch's
-        single-tensor one, whose numbers torch's foreach path gives too (``True`` with a Tensor ``lr`` raises NotImplementedError: torch's foreach path
-        computes other numbers with one).
+        single-tensor one, whose numbers torch's foreach path gives too; ``True`` with a
+        Tensor ``lr`` raises NotImplementedError, as torch's foreach path computes other
+        numbers with one.
     capturable : bool, default False
         ``True`` raises NotImplementedError: torch's CUDA-graph mode, which torch refuses for
         CPU tensors.
