@@ -115,7 +115,7 @@ def count(name: str, value, least: int = 0) -> int:
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an int, got {describe(value)}")
-    if value > LARGEST_COUNT:
+    if int(value) > LARGEST_COUNT:
         raise ValueError(f"{name} must be at most 2**63 - 1, got {describe(value)}")
     at_least(name, value, least)
     return int(value)
