@@ -758,11 +758,11 @@ def _stepping(make_scheduler, bad_step):
 
 add("ReduceLROnPlateau-metrics-huge", ValueError, "metrics must be within the range of a float",
     _stepping(S.ReduceLROnPlateau, lambda s: s.step(HUGE)))
-add("LambdaLR-factor-huge", ValueError, r"the factor lr_lambda\(1\) must be within the range of a float",
+add("LambdaLR-factor-huge", ValueError, r"the factor lr_lambda\(1\) of param_groups\[0\] must be within the range of a float",
     _stepping(lambda o: S.LambdaLR(o, lambda epoch: 1.0 if epoch == 0 else HUGE), lambda s: s.step()))
-add("LambdaLR-factor-nan", ValueError, r"the factor lr_lambda\(1\) must be finite, got nan",
+add("LambdaLR-factor-nan", ValueError, r"the factor lr_lambda\(1\) of param_groups\[0\] must be finite, got nan",
     _stepping(lambda o: S.LambdaLR(o, lambda epoch: 1.0 if epoch == 0 else NAN), lambda s: s.step()))
-add("MultiplicativeLR-factor-huge", ValueError, r"the factor lr_lambda\(1\) must be within the range of a float",
+add("MultiplicativeLR-factor-huge", ValueError, r"the factor lr_lambda\(1\) of param_groups\[0\] must be within the range of a float",
     _stepping(lambda o: S.MultiplicativeLR(o, lambda epoch: HUGE), lambda s: s.step()))
 
 
