@@ -847,6 +847,36 @@ for name, exc, message, call in [
     add(name, exc, message, lambda call=call: ([], call))
 
 
+# pooling windows: a NaN, a float or a string kernel, stride, padding or output size is refused
+# where the layer is built (and at the call of the function) with torch's TypeError naming the
+# argument; an earlier lucid took a string and failed on a NaN with "'float' object is not iterable"
+POOL_INTS = "argument '{}' \\(position {}\\) must be tuple of ints"
+for name, exc, message, call in [
+    ("MaxPool2d-kernel-nan", TypeError, POOL_INTS.format("kernel_size", 2) + ", not float", lambda: nn.MaxPool2d(NAN)),
+    ("MaxPool2d-kernel-string", TypeError, POOL_INTS.format("kernel_size", 2) + ", not str", lambda: nn.MaxPool2d("2")),
+    ("MaxPool2d-stride-nan", TypeError, POOL_INTS.format("stride", 3), lambda: nn.MaxPool2d(2, stride=NAN)),
+    ("MaxPool1d-padding-float", TypeError, POOL_INTS.format("padding", 4), lambda: nn.MaxPool1d(2, padding=0.5)),
+    ("MaxPool2d-dilation-pair-string", TypeError, POOL_INTS.format("dilation", 5) + ", but found element of type str",
+     lambda: nn.MaxPool2d(2, dilation=(1, "1"))),
+    ("AvgPool1d-kernel-nan", TypeError, POOL_INTS.format("kernel_size", 2), lambda: nn.AvgPool1d(NAN)),
+    ("AvgPool2d-kernel-string", TypeError, POOL_INTS.format("kernel_size", 2), lambda: nn.AvgPool2d("a")),
+    ("AvgPool2d-padding-nan", TypeError, POOL_INTS.format("padding", 4), lambda: nn.AvgPool2d(2, padding=NAN)),
+    ("F.max_pool2d-kernel-nan", TypeError, "max_pool2d\\(\\): " + POOL_INTS.format("kernel_size", 2),
+     lambda: nn.functional.max_pool2d(lucid.ones(1, 1, 4, 4), NAN)),
+    ("F.avg_pool2d-kernel-string", TypeError, "avg_pool2d\\(\\): " + POOL_INTS.format("kernel_size", 2),
+     lambda: nn.functional.avg_pool2d(lucid.ones(1, 1, 4, 4), "2")),
+    ("F.max_pool1d-stride-string", TypeError, POOL_INTS.format("stride", 3),
+     lambda: nn.functional.max_pool1d(lucid.ones(1, 1, 4), 2, "2")),
+    ("AdaptiveAvgPool1d-nan", TypeError, POOL_INTS.format("output_size", 2), lambda: nn.AdaptiveAvgPool1d(NAN)),
+    ("AdaptiveAvgPool1d-negative", ValueError, "output_size must be at least 0, got -1", lambda: nn.AdaptiveAvgPool1d(-1)),
+    ("AdaptiveAvgPool2d-string", TypeError, POOL_INTS.format("output_size", 2), lambda: nn.AdaptiveAvgPool2d("a")),
+    ("AdaptiveAvgPool2d-negative", ValueError, "output_size must be at least 0", lambda: nn.AdaptiveAvgPool2d((1, -2))),
+    ("F.adaptive_avg_pool1d-negative", RuntimeError, "elements of output_size must be greater than or equal to 0 but "
+     "received \\{1, -1\\}", lambda: nn.functional.adaptive_avg_pool1d(lucid.ones(1, 1, 4), -1)),
+]:
+    add(name, exc, message, lambda call=call: ([], call))
+
+
 _table_case("float-indices", TypeError, "scalar types: Long, Int", lambda: lucid.tensor([0.5]))
 _table_case("index-out-of-range", IndexError, "index 4 is out of range", lambda: lucid.tensor([4]))
 _table_case("negative-index", IndexError, "index -1 is out of range", lambda: lucid.tensor([-1]))

@@ -21,6 +21,25 @@ from .conv import with_batch
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d"]
 
 
+# where each window argument stands in torch's signatures, for its TypeError
+POSITIONS = {"kernel_size": 2, "output_size": 2, "stride": 3, "padding": 4, "dilation": 5}
+
+
+def check_ints(fn: str, none_allowed: bool = False, **arguments) -> None:
+    """torch's TypeError for a window argument that is not an int or a sequence of ints (a NaN,
+    a float, a string), naming the argument; a layer runs it where it is built."""
+    for name, value in arguments.items():
+        def is_int(item) -> bool:
+            return isinstance(item, numbers.Integral) or (none_allowed and item is None)
+        where = f"{fn}(): argument '{name}' (position {POSITIONS[name]}) must be tuple of ints"
+        if isinstance(value, (tuple, list)):
+            for i, item in enumerate(value):
+                if not is_int(item):
+                    raise TypeError(f"{where}, but found element of type {type(item).__name__} at pos {i}")
+        elif not is_int(value):
+            raise TypeError(f"{where}, not {type(value).__name__}")
+
+
 def _ints(value, d: int, name: str, fn: str) -> tuple:
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return (int(value),) * d
@@ -83,6 +102,7 @@ def _pool_sizes(input, kernel, stride, padding, dilation, ceil_mode, d: int, fn:
 def _window_args(input, kernel_size, stride, padding, d: int, fn: str) -> tuple:
     """The input checked, and the window's kernel, stride (the kernel's by default) and padding as tuples."""
     _check_input(input, d, fn)
+    check_ints(fn, kernel_size=kernel_size, padding=padding, **({} if stride is None else {"stride": stride}))
     kernel = _ints(kernel_size, d, "kernel_size", fn)
     stride = kernel if stride is None or (isinstance(stride, Sequence) and not stride) else \
         _ints(stride, d, "stride", fn)
@@ -96,6 +116,7 @@ def _node_name(d: int, two_d: str) -> str:
 
 
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, d: int, fn: str):
+    check_ints(fn, dilation=dilation)
     kernel, stride, padding = _window_args(input, kernel_size, stride, padding, d, fn)
     dilation = _ints(dilation, d, "dilation", fn)
     x, unbatch = with_batch(input, d)
@@ -237,6 +258,7 @@ def _summing_matrix(n: int, out: int, like) -> Tensor:
 
 def _adaptive_avg(input, output_size, d: int, fn: str) -> Tensor:
     require_tensor(input, "input", fn, 1)
+    check_ints(fn, none_allowed=d == 2, output_size=output_size)
     if d == 1:
         if input.ndim not in (2, 3):
             raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
@@ -256,9 +278,10 @@ def _adaptive_avg(input, output_size, d: int, fn: str) -> Tensor:
         if len(given) != 2:
             raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
         sizes = [n if s is None else int(s) for s, n in zip(given, input.shape[-2:])]
-        if any(s < 0 for s in sizes):
-            raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
-                               f"received {{{', '.join(map(str, sizes))}}}")
+    if any(s < 0 for s in sizes):  # torch's 1-D pool is its 2-D one on a unit height
+        received = ([1] if d == 1 else []) + sizes
+        raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
+                           f"received {{{', '.join(map(str, received))}}}")
     out = input
     counts: Tensor | float = 1.0
     # the sum over each window (0/1 matrices), then one division by the window's size
