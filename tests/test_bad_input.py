@@ -877,6 +877,28 @@ for name, exc, message, call in [
     add(name, exc, message, lambda call=call: ([], call))
 
 
+# activation and shape layers: refused where built, naming the argument (torch takes a NaN ELU
+# alpha or Hardtanh bound and outputs NaN or clamps nothing; a float or NaN Flatten dim fails
+# at the first call, and an earlier lucid said "'float' object is not iterable")
+for name, exc, message, call in [
+    ("ELU-alpha-nan", ValueError, "alpha must be finite, got nan", lambda: nn.ELU(NAN)),
+    ("ELU-alpha-string", TypeError, "alpha must be a number, got str", lambda: nn.ELU("a")),
+    ("Hardtanh-min-nan", ValueError, "min_val must not be NaN", lambda: nn.Hardtanh(NAN, 1.0)),
+    ("Hardtanh-max-string", TypeError, "max_val must be a number", lambda: nn.Hardtanh(-1.0, "1")),
+    ("Hardtanh-max-below-min", AssertionError, "max_val \\(-1.0\\) must be greater than min_val \\(1.0\\)",
+     lambda: nn.Hardtanh(1.0, -1.0)),
+    ("Flatten-start-nan", TypeError, "flatten\\(\\): argument 'start_dim' \\(position 1\\) must be int, not float",
+     lambda: nn.Flatten(NAN)),
+    ("Flatten-end-string", TypeError, "argument 'end_dim' \\(position 2\\) must be int, not str",
+     lambda: nn.Flatten(1, "a")),
+    ("Unflatten-dim-float", TypeError, "unflatten\\(\\): argument 'dim' \\(position 1\\) must be int, not float",
+     lambda: nn.Unflatten(1.5, (1,))),
+    ("Unflatten-size-element-string", TypeError, "unflattened_size must be tuple of ints, but found element of type "
+     "str at pos 1", lambda: nn.Unflatten(1, (2, "3"))),
+]:
+    add(name, exc, message, lambda call=call: ([], call))
+
+
 _table_case("float-indices", TypeError, "scalar types: Long, Int", lambda: lucid.tensor([0.5]))
 _table_case("index-out-of-range", IndexError, "index 4 is out of range", lambda: lucid.tensor([4]))
 _table_case("negative-index", IndexError, "index -1 is out of range", lambda: lucid.tensor([-1]))

@@ -22,6 +22,12 @@ def require_tensor(value, name: str, fn: str, position: int) -> None:
         raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}")
 
 
+def require_int(value, name: str, fn: str, position: int) -> None:
+    """torch's TypeError for an int argument (a dimension, an index) given a float, a NaN or a string."""
+    if not isinstance(value, numbers.Integral):
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be int, not {type(value).__name__}")
+
+
 def refuse_inplace(inplace: bool) -> None:
     if inplace:
         raise NotImplementedError(INPLACE_REASON)
