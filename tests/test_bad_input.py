@@ -899,6 +899,36 @@ for name, exc, message, call in [
     add(name, exc, message, lambda call=call: ([], call))
 
 
+# losses: refused where the loss is built, with torch's messages (torch takes a NaN
+# label_smoothing and returns NaN, a float ignore_index fails at the first call, and a string
+# size_average counts as True; an earlier lucid took a float ignore_index)
+LOGITS, LABELS = (lambda: lucid.ones(2, 3)), (lambda: lucid.tensor([0, 1]))
+for name, exc, message, call in [
+    ("CrossEntropyLoss-label-smoothing-nan", RuntimeError, "label_smoothing must be between 0.0 and 1.0. Got: nan",
+     lambda: nn.CrossEntropyLoss(label_smoothing=NAN)),
+    ("CrossEntropyLoss-label-smoothing-2", RuntimeError, "label_smoothing must be between 0.0 and 1.0",
+     lambda: nn.CrossEntropyLoss(label_smoothing=2.0)),
+    ("CrossEntropyLoss-ignore-index-float", TypeError,
+     "cross_entropy_loss\\(\\): argument 'ignore_index' \\(position 5\\) must be int, not float",
+     lambda: nn.CrossEntropyLoss(ignore_index=1.5)),
+    ("F.cross_entropy-ignore-index-string", TypeError, "argument 'ignore_index' \\(position 5\\) must be int, not str",
+     lambda: nn.functional.cross_entropy(LOGITS(), LABELS(), ignore_index="a")),
+    ("NLLLoss-ignore-index-float", TypeError, "nll_loss_nd\\(\\): argument 'ignore_index'",
+     lambda: nn.NLLLoss(ignore_index=0.5)),
+    ("F.nll_loss-ignore-index-float", TypeError, "nll_loss_nd\\(\\): argument 'ignore_index'",
+     lambda: nn.functional.nll_loss(LOGITS(), LABELS(), ignore_index=0.5)),
+    ("MSELoss-size-average-string", TypeError, "size_average must be a bool or None, got str 'a'",
+     lambda: nn.MSELoss(size_average="a")),
+    ("L1Loss-reduce-int", TypeError, "reduce must be a bool or None, got int 2", lambda: nn.L1Loss(reduce=2)),
+    ("F.mse_loss-size-average-string", TypeError, "size_average must be a bool or None",
+     lambda: nn.functional.mse_loss(lucid.ones(2), lucid.ones(2), size_average="a")),
+    ("MSELoss-reduction-x", ValueError, "x is not a valid value for reduction", lambda: nn.MSELoss(reduction="x")),
+    ("CrossEntropyLoss-reduction-none-object", ValueError, "None is not a valid value for reduction",
+     lambda: nn.CrossEntropyLoss(reduction=None)),
+]:
+    add(name, exc, message, lambda call=call: ([], call))
+
+
 _table_case("float-indices", TypeError, "scalar types: Long, Int", lambda: lucid.tensor([0.5]))
 _table_case("index-out-of-range", IndexError, "index 4 is out of range", lambda: lucid.tensor([4]))
 _table_case("negative-index", IndexError, "index -1 is out of range", lambda: lucid.tensor([-1]))

@@ -25,6 +25,7 @@ from ._functional.activation import (  # noqa: F401 - re-exported
     elu, gelu, hardtanh, leaky_relu, log_softmax, mish, relu, relu6, sigmoid, silu, softmax, softplus, softsign, tanh,
 )
 from ._functional.checks import TORCH_TYPE as _TORCH_TYPE
+from ._functional.checks import check_class_loss as _check_class_loss
 from ._functional.checks import check_reduction as _check_reduction
 from ._functional.checks import legacy_reduction as _legacy_reduction
 from ._functional.checks import require_tensor as _require_tensor
@@ -573,6 +574,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     _require_tensor(input, "input", "nll_loss", 1)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
+    _check_class_loss("nll_loss_nd", ignore_index)
     _check_class_target(input, target)
     classes = input.shape[1] if input.ndim > 1 else input.shape[0]
     weight = _class_weight(weight, input, classes)
@@ -676,8 +678,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     _require_tensor(target, "target", "cross_entropy", 2)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    if not isinstance(label_smoothing, numbers.Real) or not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    _check_class_loss("cross_entropy_loss", ignore_index, label_smoothing)
     if input.shape == target.shape:  # class probabilities, as torch decides
         if not target.dtype.is_floating_point:
             raise RuntimeError(
