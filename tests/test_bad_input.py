@@ -929,6 +929,37 @@ for name, exc, message, call in [
     add(name, exc, message, lambda call=call: ([], call))
 
 
+# embedding tables' renormalisation: a NaN or string norm_type, or a NaN max_norm in EmbeddingBag,
+# is refused where the table is built (torch renormalises nothing, or fails inside
+# embedding_renorm_ at the first call), and by F.embedding before a row is touched
+for name, exc, message, call in [
+    ("Embedding-norm-type-nan", ValueError, "norm_type must not be NaN", lambda: nn.Embedding(4, 2, 1.0, norm_type=NAN)),
+    ("Embedding-norm-type-string", TypeError, "norm_type must be a number, got str",
+     lambda: nn.Embedding(4, 2, max_norm=1.0, norm_type="a")),
+    ("EmbeddingBag-norm-type-nan", ValueError, "norm_type must not be NaN",
+     lambda: nn.EmbeddingBag(4, 2, max_norm=1.0, norm_type=NAN)),
+    ("EmbeddingBag-max-norm-nan", ValueError, "max_norm must be None or a number >= 0, got nan",
+     lambda: nn.EmbeddingBag(4, 2, max_norm=NAN)),
+    ("EmbeddingBag-max-norm-string", TypeError, "max_norm must be None or a number, got str '1'",
+     lambda: nn.EmbeddingBag(4, 2, max_norm="1")),
+    ("EmbeddingBag-rows-float", TypeError, "num_embeddings must be an int", lambda: nn.EmbeddingBag(4.0, 2)),
+]:
+    add(name, exc, message, lambda call=call: ([], call))
+
+
+def _renorm_case(name, exc, message, call):
+    def make():
+        weight = lucid.ones(4, 2) * 3.0
+        return [weight], lambda: call(weight)
+    add(f"F.embedding-{name}", exc, message, make)
+
+
+_renorm_case("norm-type-nan", ValueError, "norm_type must not be NaN",
+             lambda w: nn.functional.embedding(lucid.tensor([0, 1]), w, max_norm=1.0, norm_type=NAN))
+_renorm_case("max-norm-nan", ValueError, "max_norm must be None or a number >= 0",
+             lambda w: nn.functional.embedding(lucid.tensor([0, 1]), w, max_norm=NAN))
+
+
 _table_case("float-indices", TypeError, "scalar types: Long, Int", lambda: lucid.tensor([0.5]))
 _table_case("index-out-of-range", IndexError, "index 4 is out of range", lambda: lucid.tensor([4]))
 _table_case("negative-index", IndexError, "index -1 is out of range", lambda: lucid.tensor([-1]))

@@ -11,6 +11,7 @@ import collections
 import numbers
 
 from .. import _dtype, _factory
+from .._arguments import describe, real
 from .._autograd import named_node, no_grad
 from .._ops.elementwise import clamp, matmul, where
 from .._ops.reduction import log_softmax as _log_softmax, max as _max, min as _min
@@ -167,6 +168,17 @@ def _row_norms(rows, norm_type: float):
     return (magnitude ** p).sum(dim=-1, keepdim=True) ** (1.0 / p)
 
 
+def _check_renorm(max_norm, norm_type) -> None:
+    """``max_norm`` None or a number >= 0 and ``norm_type`` a number (infinity allowed), refused
+    otherwise before a row is touched (torch takes a NaN of either and renormalises nothing, or
+    fails on a string inside ``embedding_renorm_``)."""
+    if max_norm is not None and (isinstance(max_norm, bool) or not isinstance(max_norm, numbers.Real)):
+        raise TypeError(f"max_norm must be None or a number, got {describe(max_norm)}")
+    if max_norm is not None and not max_norm >= 0:  # type: ignore[operator]  # typeshed's numbers ABCs do not compare with int
+        raise ValueError(f"max_norm must be None or a number >= 0, got {max_norm!r}")
+    real("norm_type", norm_type)
+
+
 def _renorm_rows_(weight, flat_indices, max_norm: float, norm_type: float) -> None:
     """torch's ``embedding_renorm_``: scale, in place, each looked-up row whose norm exceeds ``max_norm``.
 
@@ -249,6 +261,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     _check_indices(input, weight)
     rows = weight.shape[0]
     padding_idx = _validate_padding_idx(padding_idx, rows)
+    _check_renorm(max_norm, norm_type)
     flat = input.reshape(-1)
     if max_norm is not None:
         _renorm_rows_(weight, flat, max_norm, norm_type)
