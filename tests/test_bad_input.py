@@ -960,6 +960,24 @@ _renorm_case("max-norm-nan", ValueError, "max_norm must be None or a number >= 0
              lambda w: nn.functional.embedding(lucid.tensor([0, 1]), w, max_norm=NAN))
 
 
+# LayerNorm's normalized_shape: refused naming the argument (torch: "'float' object is not
+# iterable", or a tensor factory's "argument 'size'"; an earlier lucid: "invalid literal for int()")
+for name, exc, message, call in [
+    ("LayerNorm-shape-nan", TypeError, "normalized_shape must be an int or a sequence of ints, got float nan",
+     lambda: nn.LayerNorm(NAN)),
+    ("LayerNorm-shape-string", TypeError, "normalized_shape must be an int or a sequence of ints, got str",
+     lambda: nn.LayerNorm("a")),
+    ("LayerNorm-shape-negative", ValueError, "normalized_shape must be at least 0, got -1", lambda: nn.LayerNorm(-1)),
+    ("LayerNorm-shape-element-string", TypeError, "normalized_shape\\[1\\] must be an int, got str",
+     lambda: nn.LayerNorm((2, "a"))),
+    ("LayerNorm-shape-element-float", TypeError, "normalized_shape\\[0\\] must be an int, got float 2.5",
+     lambda: nn.LayerNorm([2.5])),
+    ("F.layer_norm-shape-nan", TypeError, "normalized_shape must be an int or a sequence of ints",
+     lambda: nn.functional.layer_norm(lucid.ones(2, 3), NAN)),
+]:
+    add(name, exc, message, lambda call=call: ([], call))
+
+
 _table_case("float-indices", TypeError, "scalar types: Long, Int", lambda: lucid.tensor([0.5]))
 _table_case("index-out-of-range", IndexError, "index 4 is out of range", lambda: lucid.tensor([4]))
 _table_case("negative-index", IndexError, "index -1 is out of range", lambda: lucid.tensor([-1]))
