@@ -877,6 +877,26 @@ for name, exc, message, call in [
     add(name, exc, message, lambda call=call: ([], call))
 
 
+# a negative pooling stride or padding raises torch's RuntimeError with torch's message, in
+# torch's order (an earlier lucid said "stride should not be zero" for -1, and "at most half of
+# effective kernel size" for a negative padding)
+X2, X1 = (lambda: lucid.ones(1, 1, 6, 6)), (lambda: lucid.ones(1, 1, 6))
+for name, message, call in [
+    ("F.max_pool2d-stride-negative", "stride should be greater than zero, but got dH: -1 dW: -1",
+     lambda: nn.functional.max_pool2d(X2(), 2, -1)),
+    ("F.avg_pool1d-stride-negative", "stride should be greater than zero, but got dH: 1 dW: -1",
+     lambda: nn.functional.avg_pool1d(X1(), 2, -1)),
+    ("MaxPool2d-padding-negative", "pad must be non-negative, but got pad: -1",
+     lambda: nn.MaxPool2d(2, padding=-1)(X2())),
+    ("F.avg_pool2d-padding-negative", "pad must be non-negative, but got pad: -1",
+     lambda: nn.functional.avg_pool2d(X2(), 2, 1, (0, -1))),
+    ("F.max_pool2d-kernel-zero", "stride should not be zero", lambda: nn.functional.max_pool2d(X2(), 0)),
+    ("F.avg_pool1d-kernel-negative", "kernel size should be greater than zero, but got kH: 1 kW: -1",
+     lambda: nn.functional.avg_pool1d(X1(), -1)),
+]:
+    add(name, RuntimeError, message, lambda call=call: ([], call))
+
+
 # activation and shape layers: refused where built, naming the argument (torch takes a NaN ELU
 # alpha or Hardtanh bound and outputs NaN or clamps nothing; a float or NaN Flatten dim fails
 # at the first call, and an earlier lucid said "'float' object is not iterable")

@@ -74,19 +74,23 @@ def _pool_sizes(input, kernel, stride, padding, dilation, ceil_mode, d: int, fn:
         if padding[0] > kernel[0] // 2:
             raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding="
                                f"{padding[0]} and kernel_size={kernel[0]}")
-    names = "HW" if d == 2 else "W"
-    if any(k <= 0 for k in kernel):
-        raise RuntimeError("kernel size should be greater than zero, but got "
-                           + " ".join(f"k{n}: {k}" for n, k in zip(names, kernel)))
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("stride should not be zero")
-    if any(v <= 0 for v in dilation):
-        raise RuntimeError("dilation should be greater than zero, but got "
-                           + " ".join(f"dilation{n}: {v}" for n, v in zip(names, dilation)))
-    for k, p, v in zip(kernel, padding, dilation):
-        if p < 0 or p > (v * (k - 1) + 1) // 2:
+    # torch's order: each dimension's output-size checks (height, then width), then the window's;
+    # a 1-D pool is torch's 2-D one on a unit height, whose messages show that height too
+    unit = (lambda values, one: (one,) + tuple(values)) if d == 1 else (lambda values, one: tuple(values))
+    kernel2, stride2, padding2, dilation2 = unit(kernel, 1), unit(stride, 1), unit(padding, 0), unit(dilation, 1)
+    for k, s, p, v in zip(kernel2, stride2, padding2, dilation2):
+        if s == 0:
+            raise RuntimeError("stride should not be zero")
+        if p < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+        half = (v * (k - 1) + 1)
+        if p > (half // 2 if half >= 0 else -(-half // 2)):  # C's division, toward zero
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} "
                                f"and dilation={v}")
+    for what, prefix, values in (("kernel size", "k", kernel2), ("stride", "d", stride2),
+                                 ("dilation", "dilation", dilation2)):
+        if any(value <= 0 for value in values):
+            raise RuntimeError(f"{what} should be greater than zero, but got {prefix}H: {values[0]} {prefix}W: {values[1]}")
     size = input.shape[2:]
     out = tuple(pooled_size(n, k, s, p, v, ceil_mode) for n, k, s, p, v in zip(size, kernel, stride, padding, dilation))
     if any(o <= 0 for o in out):
