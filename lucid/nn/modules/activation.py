@@ -426,7 +426,8 @@ class Flatten(Module):
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
         super().__init__()
-        require_int(start_dim, "start_dim", "flatten", 1), require_int(end_dim, "end_dim", "flatten", 2)
+        require_int(start_dim, "start_dim", "flatten", 1)
+        require_int(end_dim, "end_dim", "flatten", 2)
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, input: Tensor) -> Tensor:

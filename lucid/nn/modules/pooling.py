@@ -169,12 +169,11 @@ class AvgPool2d(Module):
 
 
 class _AdaptiveAvgPoolNd(Module):
-    _function = staticmethod(F.adaptive_avg_pool2d)
+    _name = "adaptive_avg_pool2d"  # its function's, for torch's messages
 
     def __init__(self, output_size) -> None:
         super().__init__()
-        name = self._function.__name__
-        check_ints(name, none_allowed=name.endswith("2d"), output_size=output_size)
+        check_ints(self._name, none_allowed=self._name.endswith("2d"), output_size=output_size)
         sizes = output_size if isinstance(output_size, Sequence) else [output_size]
         if any(size is not None and size < 0 for size in sizes):
             raise ValueError(f"output_size must be at least 0, got {output_size!r}")
@@ -203,7 +202,7 @@ class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     def __init__(self, output_size: int | Sequence[int]) -> None:
         super().__init__(output_size)
 
-    _function = staticmethod(F.adaptive_avg_pool1d)
+    _name = "adaptive_avg_pool1d"
 
     def forward(self, input: Tensor) -> Tensor:
         return F.adaptive_avg_pool1d(input, self.output_size)
