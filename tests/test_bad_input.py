@@ -847,6 +847,157 @@ for name, exc, message, call in [
     add(name, exc, message, lambda call=call: ([], call))
 
 
+# pooling windows: a NaN, a float or a string kernel, stride, padding or output size is refused
+# where the layer is built (and at the call of the function) with torch's TypeError naming the
+# argument; an earlier lucid took a string and failed on a NaN with "'float' object is not iterable"
+POOL_INTS = "argument '{}' \\(position {}\\) must be tuple of ints"
+for name, exc, message, call in [
+    ("MaxPool2d-kernel-nan", TypeError, POOL_INTS.format("kernel_size", 2) + ", not float", lambda: nn.MaxPool2d(NAN)),
+    ("MaxPool2d-kernel-string", TypeError, POOL_INTS.format("kernel_size", 2) + ", not str", lambda: nn.MaxPool2d("2")),
+    ("MaxPool2d-stride-nan", TypeError, POOL_INTS.format("stride", 3), lambda: nn.MaxPool2d(2, stride=NAN)),
+    ("MaxPool1d-padding-float", TypeError, POOL_INTS.format("padding", 4), lambda: nn.MaxPool1d(2, padding=0.5)),
+    ("MaxPool2d-dilation-pair-string", TypeError, POOL_INTS.format("dilation", 5) + ", but found element of type str",
+     lambda: nn.MaxPool2d(2, dilation=(1, "1"))),
+    ("AvgPool1d-kernel-nan", TypeError, POOL_INTS.format("kernel_size", 2), lambda: nn.AvgPool1d(NAN)),
+    ("AvgPool2d-kernel-string", TypeError, POOL_INTS.format("kernel_size", 2), lambda: nn.AvgPool2d("a")),
+    ("AvgPool2d-padding-nan", TypeError, POOL_INTS.format("padding", 4), lambda: nn.AvgPool2d(2, padding=NAN)),
+    ("F.max_pool2d-kernel-nan", TypeError, "max_pool2d\\(\\): " + POOL_INTS.format("kernel_size", 2),
+     lambda: nn.functional.max_pool2d(lucid.ones(1, 1, 4, 4), NAN)),
+    ("F.avg_pool2d-kernel-string", TypeError, "avg_pool2d\\(\\): " + POOL_INTS.format("kernel_size", 2),
+     lambda: nn.functional.avg_pool2d(lucid.ones(1, 1, 4, 4), "2")),
+    ("F.max_pool1d-stride-string", TypeError, POOL_INTS.format("stride", 3),
+     lambda: nn.functional.max_pool1d(lucid.ones(1, 1, 4), 2, "2")),
+    ("AdaptiveAvgPool1d-nan", TypeError, POOL_INTS.format("output_size", 2), lambda: nn.AdaptiveAvgPool1d(NAN)),
+    ("AdaptiveAvgPool1d-negative", ValueError, "output_size must be at least 0, got -1", lambda: nn.AdaptiveAvgPool1d(-1)),
+    ("AdaptiveAvgPool2d-string", TypeError, POOL_INTS.format("output_size", 2), lambda: nn.AdaptiveAvgPool2d("a")),
+    ("AdaptiveAvgPool2d-negative", ValueError, "output_size must be at least 0", lambda: nn.AdaptiveAvgPool2d((1, -2))),
+    ("F.adaptive_avg_pool1d-negative", RuntimeError, "elements of output_size must be greater than or equal to 0 but "
+     "received \\{1, -1\\}", lambda: nn.functional.adaptive_avg_pool1d(lucid.ones(1, 1, 4), -1)),
+]:
+    add(name, exc, message, lambda call=call: ([], call))
+
+
+# a negative pooling stride or padding raises torch's RuntimeError with torch's message, in
+# torch's order (an earlier lucid said "stride should not be zero" for -1, and "at most half of
+# effective kernel size" for a negative padding)
+X2, X1 = (lambda: lucid.ones(1, 1, 6, 6)), (lambda: lucid.ones(1, 1, 6))
+for name, message, call in [
+    ("F.max_pool2d-stride-negative", "stride should be greater than zero, but got dH: -1 dW: -1",
+     lambda: nn.functional.max_pool2d(X2(), 2, -1)),
+    ("F.avg_pool1d-stride-negative", "stride should be greater than zero, but got dH: 1 dW: -1",
+     lambda: nn.functional.avg_pool1d(X1(), 2, -1)),
+    ("MaxPool2d-padding-negative", "pad must be non-negative, but got pad: -1",
+     lambda: nn.MaxPool2d(2, padding=-1)(X2())),
+    ("F.avg_pool2d-padding-negative", "pad must be non-negative, but got pad: -1",
+     lambda: nn.functional.avg_pool2d(X2(), 2, 1, (0, -1))),
+    ("F.max_pool2d-kernel-zero", "stride should not be zero", lambda: nn.functional.max_pool2d(X2(), 0)),
+    ("F.avg_pool1d-kernel-negative", "kernel size should be greater than zero, but got kH: 1 kW: -1",
+     lambda: nn.functional.avg_pool1d(X1(), -1)),
+]:
+    add(name, RuntimeError, message, lambda call=call: ([], call))
+
+
+# activation and shape layers: refused where built, naming the argument (torch takes a NaN ELU
+# alpha or Hardtanh bound and outputs NaN or clamps nothing; a float or NaN Flatten dim fails
+# at the first call, and an earlier lucid said "'float' object is not iterable")
+for name, exc, message, call in [
+    ("ELU-alpha-nan", ValueError, "alpha must be finite, got nan", lambda: nn.ELU(NAN)),
+    ("ELU-alpha-string", TypeError, "alpha must be a number, got str", lambda: nn.ELU("a")),
+    ("Hardtanh-min-nan", ValueError, "min_val must not be NaN", lambda: nn.Hardtanh(NAN, 1.0)),
+    ("Hardtanh-max-string", TypeError, "max_val must be a number", lambda: nn.Hardtanh(-1.0, "1")),
+    ("Hardtanh-max-below-min", AssertionError, "max_val \\(-1.0\\) must be greater than min_val \\(1.0\\)",
+     lambda: nn.Hardtanh(1.0, -1.0)),
+    ("Flatten-start-nan", TypeError, "flatten\\(\\): argument 'start_dim' \\(position 1\\) must be int, not float",
+     lambda: nn.Flatten(NAN)),
+    ("Flatten-end-string", TypeError, "argument 'end_dim' \\(position 2\\) must be int, not str",
+     lambda: nn.Flatten(1, "a")),
+    ("Unflatten-dim-float", TypeError, "unflatten\\(\\): argument 'dim' \\(position 1\\) must be int, not float",
+     lambda: nn.Unflatten(1.5, (1,))),
+    ("Unflatten-size-element-string", TypeError, "unflattened_size must be tuple of ints, but found element of type "
+     "str at pos 1", lambda: nn.Unflatten(1, (2, "3"))),
+]:
+    add(name, exc, message, lambda call=call: ([], call))
+
+
+# losses: refused where the loss is built, with torch's messages (torch takes a NaN
+# label_smoothing and returns NaN, a float ignore_index fails at the first call, and a string
+# size_average counts as True; an earlier lucid took a float ignore_index)
+LOGITS, LABELS = (lambda: lucid.ones(2, 3)), (lambda: lucid.tensor([0, 1]))
+for name, exc, message, call in [
+    ("CrossEntropyLoss-label-smoothing-nan", RuntimeError, "label_smoothing must be between 0.0 and 1.0. Got: nan",
+     lambda: nn.CrossEntropyLoss(label_smoothing=NAN)),
+    ("CrossEntropyLoss-label-smoothing-2", RuntimeError, "label_smoothing must be between 0.0 and 1.0",
+     lambda: nn.CrossEntropyLoss(label_smoothing=2.0)),
+    ("CrossEntropyLoss-ignore-index-float", TypeError,
+     "cross_entropy_loss\\(\\): argument 'ignore_index' \\(position 5\\) must be int, not float",
+     lambda: nn.CrossEntropyLoss(ignore_index=1.5)),
+    ("F.cross_entropy-ignore-index-string", TypeError, "argument 'ignore_index' \\(position 5\\) must be int, not str",
+     lambda: nn.functional.cross_entropy(LOGITS(), LABELS(), ignore_index="a")),
+    ("NLLLoss-ignore-index-float", TypeError, "nll_loss_nd\\(\\): argument 'ignore_index'",
+     lambda: nn.NLLLoss(ignore_index=0.5)),
+    ("F.nll_loss-ignore-index-float", TypeError, "nll_loss_nd\\(\\): argument 'ignore_index'",
+     lambda: nn.functional.nll_loss(LOGITS(), LABELS(), ignore_index=0.5)),
+    ("MSELoss-size-average-string", TypeError, "size_average must be a bool or None, got str 'a'",
+     lambda: nn.MSELoss(size_average="a")),
+    ("L1Loss-reduce-int", TypeError, "reduce must be a bool or None, got int 2", lambda: nn.L1Loss(reduce=2)),
+    ("F.mse_loss-size-average-string", TypeError, "size_average must be a bool or None",
+     lambda: nn.functional.mse_loss(lucid.ones(2), lucid.ones(2), size_average="a")),
+    ("MSELoss-reduction-x", ValueError, "x is not a valid value for reduction", lambda: nn.MSELoss(reduction="x")),
+    ("CrossEntropyLoss-reduction-none-object", ValueError, "None is not a valid value for reduction",
+     lambda: nn.CrossEntropyLoss(reduction=None)),
+]:
+    add(name, exc, message, lambda call=call: ([], call))
+
+
+# embedding tables' renormalisation: a NaN or string norm_type, or a NaN max_norm in EmbeddingBag,
+# is refused where the table is built (torch renormalises nothing, or fails inside
+# embedding_renorm_ at the first call), and by F.embedding before a row is touched
+for name, exc, message, call in [
+    ("Embedding-norm-type-nan", ValueError, "norm_type must not be NaN", lambda: nn.Embedding(4, 2, 1.0, norm_type=NAN)),
+    ("Embedding-norm-type-string", TypeError, "norm_type must be a number, got str",
+     lambda: nn.Embedding(4, 2, max_norm=1.0, norm_type="a")),
+    ("EmbeddingBag-norm-type-nan", ValueError, "norm_type must not be NaN",
+     lambda: nn.EmbeddingBag(4, 2, max_norm=1.0, norm_type=NAN)),
+    ("EmbeddingBag-max-norm-nan", ValueError, "max_norm must be None or a number >= 0, got nan",
+     lambda: nn.EmbeddingBag(4, 2, max_norm=NAN)),
+    ("EmbeddingBag-max-norm-string", TypeError, "max_norm must be None or a number, got str '1'",
+     lambda: nn.EmbeddingBag(4, 2, max_norm="1")),
+    ("EmbeddingBag-rows-float", TypeError, "num_embeddings must be an int", lambda: nn.EmbeddingBag(4.0, 2)),
+]:
+    add(name, exc, message, lambda call=call: ([], call))
+
+
+def _renorm_case(name, exc, message, call):
+    def make():
+        weight = lucid.ones(4, 2) * 3.0
+        return [weight], lambda: call(weight)
+    add(f"F.embedding-{name}", exc, message, make)
+
+
+_renorm_case("norm-type-nan", ValueError, "norm_type must not be NaN",
+             lambda w: nn.functional.embedding(lucid.tensor([0, 1]), w, max_norm=1.0, norm_type=NAN))
+_renorm_case("max-norm-nan", ValueError, "max_norm must be None or a number >= 0",
+             lambda w: nn.functional.embedding(lucid.tensor([0, 1]), w, max_norm=NAN))
+
+
+# LayerNorm's normalized_shape: refused naming the argument (torch: "'float' object is not
+# iterable", or a tensor factory's "argument 'size'"; an earlier lucid: "invalid literal for int()")
+for name, exc, message, call in [
+    ("LayerNorm-shape-nan", TypeError, "normalized_shape must be an int or a sequence of ints, got float nan",
+     lambda: nn.LayerNorm(NAN)),
+    ("LayerNorm-shape-string", TypeError, "normalized_shape must be an int or a sequence of ints, got str",
+     lambda: nn.LayerNorm("a")),
+    ("LayerNorm-shape-negative", ValueError, "normalized_shape must be at least 0, got -1", lambda: nn.LayerNorm(-1)),
+    ("LayerNorm-shape-element-string", TypeError, "normalized_shape\\[1\\] must be an int, got str",
+     lambda: nn.LayerNorm((2, "a"))),
+    ("LayerNorm-shape-element-float", TypeError, "normalized_shape\\[0\\] must be an int, got float 2.5",
+     lambda: nn.LayerNorm([2.5])),
+    ("F.layer_norm-shape-nan", TypeError, "normalized_shape must be an int or a sequence of ints",
+     lambda: nn.functional.layer_norm(lucid.ones(2, 3), NAN)),
+]:
+    add(name, exc, message, lambda call=call: ([], call))
+
+
 _table_case("float-indices", TypeError, "scalar types: Long, Int", lambda: lucid.tensor([0.5]))
 _table_case("index-out-of-range", IndexError, "index 4 is out of range", lambda: lucid.tensor([4]))
 _table_case("negative-index", IndexError, "index -1 is out of range", lambda: lucid.tensor([-1]))

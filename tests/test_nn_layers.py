@@ -87,7 +87,7 @@ def test_inplace_and_bad_options_are_refused():
         nn.Hardtanh(1.0, -1.0)
     with pytest.raises(TypeError):
         torch.nn.Unflatten(1, 6)
-    with pytest.raises(TypeError, match="unflattened_size must be tuple"):
+    with pytest.raises(TypeError, match="unflattened_size must be a tuple of ints, but found type int"):
         nn.Unflatten(1, 6)
 
 

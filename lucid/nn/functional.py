@@ -11,6 +11,7 @@ import collections
 import numbers
 
 from .. import _dtype, _factory
+from .._arguments import describe, real
 from .._autograd import named_node, no_grad
 from .._ops.elementwise import clamp, matmul, where
 from .._ops.reduction import log_softmax as _log_softmax, max as _max, min as _min
@@ -25,6 +26,7 @@ from ._functional.activation import (  # noqa: F401 - re-exported
     elu, gelu, hardtanh, leaky_relu, log_softmax, mish, relu, relu6, sigmoid, silu, softmax, softplus, softsign, tanh,
 )
 from ._functional.checks import TORCH_TYPE as _TORCH_TYPE
+from ._functional.checks import check_class_loss as _check_class_loss
 from ._functional.checks import check_reduction as _check_reduction
 from ._functional.checks import legacy_reduction as _legacy_reduction
 from ._functional.checks import require_tensor as _require_tensor
@@ -166,6 +168,17 @@ def _row_norms(rows, norm_type: float):
     return (magnitude ** p).sum(dim=-1, keepdim=True) ** (1.0 / p)
 
 
+def _check_renorm(max_norm, norm_type) -> None:
+    """``max_norm`` None or a number >= 0 and ``norm_type`` a number (infinity allowed), refused
+    otherwise before a row is touched (torch takes a NaN of either and renormalises nothing, or
+    fails on a string inside ``embedding_renorm_``)."""
+    if max_norm is not None and (isinstance(max_norm, bool) or not isinstance(max_norm, numbers.Real)):
+        raise TypeError(f"max_norm must be None or a number, got {describe(max_norm)}")
+    if max_norm is not None and not max_norm >= 0:  # type: ignore[operator]  # typeshed's numbers ABCs do not compare with int
+        raise ValueError(f"max_norm must be None or a number >= 0, got {max_norm!r}")
+    real("norm_type", norm_type)
+
+
 def _renorm_rows_(weight, flat_indices, max_norm: float, norm_type: float) -> None:
     """torch's ``embedding_renorm_``: scale, in place, each looked-up row whose norm exceeds ``max_norm``.
 
@@ -248,6 +261,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     _check_indices(input, weight)
     rows = weight.shape[0]
     padding_idx = _validate_padding_idx(padding_idx, rows)
+    _check_renorm(max_norm, norm_type)
     flat = input.reshape(-1)
     if max_norm is not None:
         _renorm_rows_(weight, flat, max_norm, norm_type)
@@ -573,6 +587,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     _require_tensor(input, "input", "nll_loss", 1)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
+    _check_class_loss("nll_loss_nd", ignore_index)
     _check_class_target(input, target)
     classes = input.shape[1] if input.ndim > 1 else input.shape[0]
     weight = _class_weight(weight, input, classes)
@@ -676,8 +691,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     _require_tensor(target, "target", "cross_entropy", 2)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    if not isinstance(label_smoothing, numbers.Real) or not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    _check_class_loss("cross_entropy_loss", ignore_index, label_smoothing)
     if input.shape == target.shape:  # class probabilities, as torch decides
         if not target.dtype.is_floating_point:
             raise RuntimeError(

@@ -22,6 +22,12 @@ def require_tensor(value, name: str, fn: str, position: int) -> None:
         raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}")
 
 
+def require_int(value, name: str, fn: str, position: int) -> None:
+    """torch's TypeError for an int argument (a dimension, an index) given a float, a NaN or a string."""
+    if not isinstance(value, numbers.Integral):
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be int, not {type(value).__name__}")
+
+
 def refuse_inplace(inplace: bool) -> None:
     if inplace:
         raise NotImplementedError(INPLACE_REASON)
@@ -41,8 +47,20 @@ def check_reduction(reduction: str) -> None:
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+def check_class_loss(fn: str, ignore_index, label_smoothing=0.0) -> None:
+    """torch's errors for a class loss's ``ignore_index`` that is not an int and a
+    ``label_smoothing`` outside [0, 1] (NaN included), which a loss layer raises where it is built."""
+    require_int(ignore_index, "ignore_index", fn, 5)
+    if not isinstance(label_smoothing, numbers.Real) or not 0.0 <= label_smoothing <= 1.0:  # type: ignore[operator]  # typeshed's numbers ABCs do not compare with float
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+
+
 def legacy_reduction(size_average, reduce, reduction: str) -> str:
-    """torch's ``_Reduction.legacy_get_string``: the deprecated flags, when given, decide (with a warning)."""
+    """torch's ``_Reduction.legacy_get_string``: the deprecated flags, when given, decide (with a
+    warning); a flag that is not a bool or None is refused (torch takes ``size_average="no"`` as True)."""
+    for name, flag in (("size_average", size_average), ("reduce", reduce)):
+        if flag is not None and not isinstance(flag, bool):
+            raise TypeError(f"{name} must be a bool or None, got {type(flag).__name__} {flag!r}")
     if size_average is None and reduce is None:
         return reduction
     size_average = True if size_average is None else size_average

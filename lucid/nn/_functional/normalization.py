@@ -10,6 +10,7 @@ from ... import _dtype, _factory
 from ..._autograd import no_grad
 from lucid._ops.precision import widen, widened
 from ..._ops.normalization import layer_norm as _layer_norm
+from ..._arguments import count, describe
 from ..._tensor import Tensor
 
 from .checks import check_dropout_probability, refuse_inplace, require_tensor, same_device
@@ -111,10 +112,14 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 
 
 def normalized_shape_tuple(normalized_shape) -> tuple:
-    """An int or a sequence of ints as a tuple of ints."""
+    """An int or a sequence of ints as a tuple of ints, each a size (an int of at least 0),
+    refused otherwise naming the argument (torch fails inside a tensor factory, naming ``size``,
+    or on ``float`` not being iterable)."""
     if isinstance(normalized_shape, numbers.Integral):
-        return (int(normalized_shape),)
-    return tuple(int(n) for n in normalized_shape)
+        return (count("normalized_shape", normalized_shape),)
+    if not isinstance(normalized_shape, Sequence) or isinstance(normalized_shape, str):
+        raise TypeError(f"normalized_shape must be an int or a sequence of ints, got {describe(normalized_shape)}")
+    return tuple(count(f"normalized_shape[{i}]", n) for i, n in enumerate(normalized_shape))
 
 
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,

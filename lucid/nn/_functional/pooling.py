@@ -21,6 +21,25 @@ from .conv import with_batch
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d"]
 
 
+# where each window argument stands in torch's signatures, for its TypeError
+POSITIONS = {"kernel_size": 2, "output_size": 2, "stride": 3, "padding": 4, "dilation": 5}
+
+
+def check_ints(fn: str, none_allowed: bool = False, **arguments) -> None:
+    """torch's TypeError for a window argument that is not an int or a sequence of ints (a NaN,
+    a float, a string), naming the argument; a layer runs it where it is built."""
+    for name, value in arguments.items():
+        def is_int(item) -> bool:
+            return isinstance(item, numbers.Integral) or (none_allowed and item is None)
+        where = f"{fn}(): argument '{name}' (position {POSITIONS[name]}) must be tuple of ints"
+        if isinstance(value, (tuple, list)):
+            for i, item in enumerate(value):
+                if not is_int(item):
+                    raise TypeError(f"{where}, but found element of type {type(item).__name__} at pos {i}")
+        elif not is_int(value):
+            raise TypeError(f"{where}, not {type(value).__name__}")
+
+
 def _ints(value, d: int, name: str, fn: str) -> tuple:
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return (int(value),) * d
@@ -55,19 +74,23 @@ def _pool_sizes(input, kernel, stride, padding, dilation, ceil_mode, d: int, fn:
         if padding[0] > kernel[0] // 2:
             raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding="
                                f"{padding[0]} and kernel_size={kernel[0]}")
-    names = "HW" if d == 2 else "W"
-    if any(k <= 0 for k in kernel):
-        raise RuntimeError("kernel size should be greater than zero, but got "
-                           + " ".join(f"k{n}: {k}" for n, k in zip(names, kernel)))
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("stride should not be zero")
-    if any(v <= 0 for v in dilation):
-        raise RuntimeError("dilation should be greater than zero, but got "
-                           + " ".join(f"dilation{n}: {v}" for n, v in zip(names, dilation)))
-    for k, p, v in zip(kernel, padding, dilation):
-        if p < 0 or p > (v * (k - 1) + 1) // 2:
+    # torch's order: each dimension's output-size checks (height, then width), then the window's;
+    # a 1-D pool is torch's 2-D one on a unit height, whose messages show that height too
+    unit = (lambda values, one: (one,) + tuple(values)) if d == 1 else (lambda values, one: tuple(values))
+    kernel2, stride2, padding2, dilation2 = unit(kernel, 1), unit(stride, 1), unit(padding, 0), unit(dilation, 1)
+    for k, s, p, v in zip(kernel2, stride2, padding2, dilation2):
+        if s == 0:
+            raise RuntimeError("stride should not be zero")
+        if p < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+        half = (v * (k - 1) + 1)
+        if p > (half // 2 if half >= 0 else -(-half // 2)):  # C's division, toward zero
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} "
                                f"and dilation={v}")
+    for what, prefix, values in (("kernel size", "k", kernel2), ("stride", "d", stride2),
+                                 ("dilation", "dilation", dilation2)):
+        if any(value <= 0 for value in values):
+            raise RuntimeError(f"{what} should be greater than zero, but got {prefix}H: {values[0]} {prefix}W: {values[1]}")
     size = input.shape[2:]
     out = tuple(pooled_size(n, k, s, p, v, ceil_mode) for n, k, s, p, v in zip(size, kernel, stride, padding, dilation))
     if any(o <= 0 for o in out):
@@ -83,6 +106,7 @@ def _pool_sizes(input, kernel, stride, padding, dilation, ceil_mode, d: int, fn:
 def _window_args(input, kernel_size, stride, padding, d: int, fn: str) -> tuple:
     """The input checked, and the window's kernel, stride (the kernel's by default) and padding as tuples."""
     _check_input(input, d, fn)
+    check_ints(fn, kernel_size=kernel_size, padding=padding, **({} if stride is None else {"stride": stride}))
     kernel = _ints(kernel_size, d, "kernel_size", fn)
     stride = kernel if stride is None or (isinstance(stride, Sequence) and not stride) else \
         _ints(stride, d, "stride", fn)
@@ -96,6 +120,7 @@ def _node_name(d: int, two_d: str) -> str:
 
 
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, d: int, fn: str):
+    check_ints(fn, dilation=dilation)
     kernel, stride, padding = _window_args(input, kernel_size, stride, padding, d, fn)
     dilation = _ints(dilation, d, "dilation", fn)
     x, unbatch = with_batch(input, d)
@@ -237,6 +262,7 @@ def _summing_matrix(n: int, out: int, like) -> Tensor:
 
 def _adaptive_avg(input, output_size, d: int, fn: str) -> Tensor:
     require_tensor(input, "input", fn, 1)
+    check_ints(fn, none_allowed=d == 2, output_size=output_size)
     if d == 1:
         if input.ndim not in (2, 3):
             raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
@@ -256,9 +282,10 @@ def _adaptive_avg(input, output_size, d: int, fn: str) -> Tensor:
         if len(given) != 2:
             raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
         sizes = [n if s is None else int(s) for s, n in zip(given, input.shape[-2:])]
-        if any(s < 0 for s in sizes):
-            raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
-                               f"received {{{', '.join(map(str, sizes))}}}")
+    if any(s < 0 for s in sizes):  # torch's 1-D pool is its 2-D one on a unit height
+        received = ([1] if d == 1 else []) + sizes
+        raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
+                           f"received {{{', '.join(map(str, received))}}}")
     out = input
     counts: Tensor | float = 1.0
     # the sum over each window (0/1 matrices), then one division by the window's size

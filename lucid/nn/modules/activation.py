@@ -8,7 +8,9 @@ from typing import Any
 
 from ..._ops.elementwise import sigmoid, tanh
 from .. import functional as F
+from ..._arguments import number, real
 from .._functional.checks import INPLACE_REASON as _INPLACE_REASON
+from .._functional.checks import require_int
 from ..._tensor import Tensor
 from ..module import Module
 
@@ -241,6 +243,7 @@ class ELU(_Inplace):
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__(inplace)
+        number("alpha", alpha)  # torch takes a NaN, and every negative input's output is NaN
         self.alpha = alpha
 
     def forward(self, input: Tensor) -> Tensor:
@@ -279,8 +282,9 @@ class Hardtanh(_Inplace):
                           "future releases, please use `min_val`/`max_val` instead.", FutureWarning, stacklevel=2)
             min_val = min_val if min_value is None else min_value
             max_val = max_val if max_value is None else max_value
+        real("min_val", min_val), real("max_val", max_val)  # torch takes a NaN bound, which clamps nothing
         if max_val <= min_val:
-            raise AssertionError("max_val must be greater than min_val")
+            raise AssertionError(f"max_val ({max_val}) must be greater than min_val ({min_val})")
         self.min_val, self.max_val = min_val, max_val
 
     def forward(self, input: Tensor) -> Tensor:
@@ -422,6 +426,8 @@ class Flatten(Module):
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
         super().__init__()
+        require_int(start_dim, "start_dim", "flatten", 1)
+        require_int(end_dim, "end_dim", "flatten", 2)
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, input: Tensor) -> Tensor:
@@ -444,9 +450,13 @@ class Unflatten(Module):
 
     def __init__(self, dim: int, unflattened_size: Sequence[int]) -> None:
         super().__init__()
+        require_int(dim, "dim", "unflatten", 1)
         if not isinstance(unflattened_size, (tuple, list)):
-            raise TypeError("unflattened_size must be tuple of ints, but found type {}".format(
-                type(unflattened_size).__name__))
+            raise TypeError(f"unflattened_size must be a tuple of ints, but found type {type(unflattened_size).__name__}")
+        for index, size in enumerate(unflattened_size):
+            if not isinstance(size, int):
+                raise TypeError(f"unflattened_size must be tuple of ints, but found element of type "
+                                f"{type(size).__name__} at pos {index}")
         self.dim, self.unflattened_size = dim, tuple(unflattened_size)
 
     def forward(self, input: Tensor) -> Tensor:

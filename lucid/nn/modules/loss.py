@@ -7,7 +7,7 @@ follows ``.to()`` and appears in ``state_dict`` when given.
 from __future__ import annotations
 
 from .. import functional as F
-from .._functional.checks import legacy_reduction
+from .._functional.checks import check_class_loss, check_reduction, legacy_reduction
 from ..._tensor import Tensor
 from ..module import Module
 
@@ -19,6 +19,7 @@ class _Loss(Module):
     def __init__(self, size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean") -> None:
         super().__init__()
         self.reduction = legacy_reduction(size_average, reduce, reduction)
+        check_reduction(self.reduction)  # where the loss is built (torch: at its first call)
 
 
 class _WeightedLoss(_Loss):
@@ -143,6 +144,7 @@ class NLLLoss(_WeightedLoss):
 
     def __init__(self, weight: Tensor | None = None, size_average: bool | None = None, ignore_index: int = -100,
                  reduce: bool | None = None, reduction: str = "mean") -> None:
+        check_class_loss("nll_loss_nd", ignore_index)
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
@@ -179,6 +181,7 @@ class CrossEntropyLoss(_WeightedLoss):
 
     def __init__(self, weight: Tensor | None = None, size_average: bool | None = None, ignore_index: int = -100,
                  reduce: bool | None = None, reduction: str = "mean", label_smoothing: float = 0.0) -> None:
+        check_class_loss("cross_entropy_loss", ignore_index, label_smoothing)
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from .. import functional as F
 from ..._tensor import Tensor
+from .._functional.pooling import check_ints
 from ..module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d"]
@@ -22,6 +23,8 @@ class _MaxPoolNd(Module):
                  padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1, return_indices: bool = False,
                  ceil_mode: bool = False) -> None:
         super().__init__()
+        check_ints(self._function.__name__, kernel_size=kernel_size, stride=kernel_size if stride is None else stride,
+                   padding=padding, dilation=dilation)
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding, self.dilation = padding, dilation
@@ -106,6 +109,8 @@ class AvgPool1d(Module):
     def __init__(self, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
                  padding: int | Sequence[int] = 0, ceil_mode: bool = False, count_include_pad: bool = True) -> None:
         super().__init__()
+        check_ints("avg_pool1d", kernel_size=kernel_size, stride=kernel_size if stride is None else stride,
+                   padding=padding)
         single = (lambda v: tuple(v) if isinstance(v, Sequence) else (v,))  # torch's _single
         self.kernel_size = single(kernel_size)
         self.stride = single(stride if stride is not None else kernel_size)
@@ -148,6 +153,8 @@ class AvgPool2d(Module):
                  padding: int | Sequence[int] = 0, ceil_mode: bool = False, count_include_pad: bool = True,
                  divisor_override: int | None = None) -> None:
         super().__init__()
+        check_ints("avg_pool2d", kernel_size=kernel_size, stride=kernel_size if stride is None else stride,
+                   padding=padding)
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding, self.ceil_mode = padding, ceil_mode
@@ -162,8 +169,14 @@ class AvgPool2d(Module):
 
 
 class _AdaptiveAvgPoolNd(Module):
+    _name = "adaptive_avg_pool2d"  # its function's, for torch's messages
+
     def __init__(self, output_size) -> None:
         super().__init__()
+        check_ints(self._name, none_allowed=self._name.endswith("2d"), output_size=output_size)
+        sizes = output_size if isinstance(output_size, Sequence) else [output_size]
+        if any(size is not None and size < 0 for size in sizes):
+            raise ValueError(f"output_size must be at least 0, got {output_size!r}")
         self.output_size = output_size
 
     def extra_repr(self) -> str:
@@ -188,6 +201,8 @@ class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
 
     def __init__(self, output_size: int | Sequence[int]) -> None:
         super().__init__(output_size)
+
+    _name = "adaptive_avg_pool1d"
 
     def forward(self, input: Tensor) -> Tensor:
         return F.adaptive_avg_pool1d(input, self.output_size)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ... import _factory
+from ..._arguments import count
 from ..._autograd import no_grad
 from .. import functional as F
 from .. import init
@@ -18,6 +19,12 @@ if TYPE_CHECKING:
     import lucid  # the annotations' lucid.dtype
 
 __all__ = ["Embedding", "EmbeddingBag"]
+
+
+def _check_table(num_embeddings, embedding_dim, max_norm, norm_type) -> None:
+    """An embedding table's sizes (non-negative ints) and renormalisation, naming the argument."""
+    count("num_embeddings", num_embeddings), count("embedding_dim", embedding_dim)
+    F._check_renorm(max_norm, norm_type)
 
 
 class Embedding(Module):
@@ -87,13 +94,7 @@ class Embedding(Module):
                  max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
                  sparse: bool = False, _weight: Tensor | None = None, _freeze: bool = False, device: str | None = None,
                  dtype: lucid.dtype | None = None) -> None:
-        for name, size in (("num_embeddings", num_embeddings), ("embedding_dim", embedding_dim)):
-            if not isinstance(size, int) or isinstance(size, bool):
-                raise TypeError(f"{name} must be an int, got {size!r}")
-            if size < 0:
-                raise ValueError(f"{name} must be at least 0, got {size}")
-        if max_norm is not None and not max_norm >= 0:
-            raise ValueError(f"max_norm must be None or a number >= 0, got {max_norm!r}")
+        _check_table(num_embeddings, embedding_dim, max_norm, norm_type)
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
@@ -248,6 +249,7 @@ class EmbeddingBag(Module):
                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
                  _weight: Tensor | None = None, include_last_offset: bool = False, padding_idx: int | None = None,
                  device: str | None = None, dtype: lucid.dtype | None = None) -> None:
+        _check_table(num_embeddings, embedding_dim, max_norm, norm_type)
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
