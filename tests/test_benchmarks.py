@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -76,3 +77,19 @@ def test_conv_net_benchmark_quick_mode_prints_the_table(capsys):
     assert len(rows) == 1
     cells = [c.strip() for c in rows[0].split("|")[1:5]]
     assert cells[0] == "4" and float(cells[1]) > 0 and float(cells[2]) > 0 and cells[3].endswith("x")
+
+
+def test_algorithm_comparison_quick_mode_prints_a_row_per_algorithm_and_workload(capsys):
+    import bench_algorithms
+
+    assert bench_algorithms.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    algorithms = 2 + len(bench_algorithms.UNTUNED)  # tuned AdamW, AdamW warmup+cosine, the untuned
+    for name in bench_algorithms.WORKLOADS:
+        section = out.split(f"### {name}:")[1].split("###")[0]
+        rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line
+                and "algorithm" not in line]
+        assert len(rows) == algorithms, section
+        for row in rows:
+            final = float(row.split("|")[5])
+            assert math.isfinite(final) and final > 0, row
