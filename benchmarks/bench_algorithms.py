@@ -25,7 +25,7 @@ The algorithms:
   over the budget (lucid's schedule values);
 * ``Schedule-Free AdamW``, ``Prodigy``, ``SOAP``: their defaults, untuned (Prodigy's lr is 1.0);
 * ``Muon+AdamW``: Muon for the hidden matrices and AdamW for the rest, as routed by
-  ``MuonAdamW.from_module`` with its defaults.
+  ``MuonWithAdamW.from_module`` with its defaults.
 
 Every run evaluates the held-out loss every ``eval_every`` steps (Schedule-Free at its
 evaluation weights, ``optimizer.eval()``); "steps to target" is the first evaluated step whose
@@ -197,7 +197,7 @@ UNTUNED = {
     "Schedule-Free AdamW": lambda model, steps: optim.AdamWScheduleFree(model.parameters()),
     "Prodigy": lambda model, steps: optim.Prodigy(model.parameters(), lr=1.0),
     "SOAP": lambda model, steps: optim.SOAP(model.parameters()),
-    "Muon+AdamW": lambda model, steps: optim.MuonAdamW.from_module(model),
+    "Muon+AdamW": lambda model, steps: optim.MuonWithAdamW.from_module(model),
 }
 
 
