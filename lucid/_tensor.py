@@ -1075,14 +1075,15 @@ class Tensor:
         end = self._operand(end)
         diff = b.subtract(end, self._data)
         if isinstance(weight, numbers.Number):
-            if weight < 0.5:
+            if -0.5 < weight < 0.5:  # torch's |weight| < 0.5, negative weights included
                 return self._inplace("add", b.multiply(diff, weight))
             # end - (end - self) * (1 - weight): exact at weight == 1
             return self._assign(b.subtract(end, b.multiply(diff, 1 - weight)))
         w = self._operand(weight)
         low = b.add(self._data, b.multiply(diff, w))
         high = b.subtract(end, b.multiply(diff, b.subtract(1, w)))
-        return self._assign(b.where(b.compare("less", w, 0.5), low, high))
+        small = b.compare("less", b.abs(w), 0.5)
+        return self._assign(b.where(small, low, high))
 
     def addcmul_(self, tensor1: Tensor | builtins.float, tensor2: Tensor | builtins.float,
                  value: builtins.float = 1) -> "Tensor":

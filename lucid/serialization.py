@@ -29,15 +29,18 @@ NumPy array, scalar    ``{"ndarray": name}``, ``{"npscalar": name}``
 from __future__ import annotations
 
 import collections
+import decimal
 import json
 import math
 import os
-import secrets
+import re
+import reprlib
 import warnings
 from collections.abc import Callable
 from typing import Any, BinaryIO, NoReturn
 
 from . import _backend
+from . import _checkpoint_file
 from . import _dtype
 from ._backend import safetensors_file as _file
 from ._sparse import SparseTensor
@@ -49,6 +52,10 @@ STRUCTURE_KEY = "lucid.structure"
 FORMAT_VERSION = "1"
 MAX_DEPTH = 200  # nesting beyond this is refused on save and on load, well inside Python's recursion limit
 _EXACT_INT = 2**53  # larger ints are written as strings, so that every JSON reader keeps them exact
+# Python's default limit on int <-> str conversion (a guard against quadratic time): the largest
+# int a checkpoint stores, and reads, has this many digits, whatever sys.set_int_max_str_digits says
+MAX_INT_DIGITS = 4300
+_INT_DIGITS = re.compile(rf"-?[0-9]{{1,{MAX_INT_DIGITS}}}")
 
 _SCALARS = (type(None), bool, str)
 _MAPPINGS: dict[type, str] = {dict: "dict", collections.OrderedDict: "odict", collections.Counter: "counter"}
@@ -89,7 +96,7 @@ class _Encoder:
         if kind in _SCALARS:
             return value
         if kind is int:
-            return value if abs(value) <= _EXACT_INT else {"int": str(value)}
+            return value if abs(value) <= _EXACT_INT else {"int": self._digits(value, path)}
         if kind is float:
             return value if math.isfinite(value) else {"float": repr(value)}
         if isinstance(value, Tensor):
@@ -114,6 +121,14 @@ class _Encoder:
         raise TypeError(f"lucid.save cannot store {_at(path)}: {_what(value)} is not one of the types a "
                         "checkpoint holds (tensors, numbers, strings, bools, None, and lists, tuples and "
                         "dicts of them)")
+
+    @staticmethod
+    def _digits(value: int, path: str) -> str:
+        if abs(value) >= 10**MAX_INT_DIGITS:
+            raise TypeError(f"lucid.save cannot store {_at(path)}: an int of more than {MAX_INT_DIGITS} digits (a "
+                            f"checkpoint holds ints of up to {MAX_INT_DIGITS} digits, Python's default limit for "
+                            "converting ints to text)")
+        return str(decimal.Decimal(value))  # exact, and free of the interpreter's digit limit
 
     def _key(self, key, path: str):
         kind = type(key)
@@ -162,43 +177,14 @@ def _encode(obj):
     return encoder.arrays, metadata
 
 
-def _write_atomically(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that no moment leaves a partial file under that name.
-
-    The bytes go to a new file in the same folder, are flushed and fsynced, and the file is
-    renamed over ``path`` (atomic on POSIX and Windows); the folder is then fsynced so that
-    the rename itself survives a power cut. A failure removes the temporary file.
-    """
-    folder = os.path.dirname(os.path.abspath(path))
-    temporary = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
-    if hasattr(os, "O_DIRECTORY"):  # POSIX: make the rename durable
-        folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(folder_fd)
-        finally:
-            os.close(folder_fd)
-
-
 def save(obj: object, f: str | os.PathLike[str] | BinaryIO) -> None:
     """Save ``obj`` (tensors, numbers, strings and containers of them) to a checkpoint file.
 
     The file is a plain safetensors file: its tensors are the object's tensors, its metadata
     the structure around them as JSON. Anything a training run saves fits: module,
     optimizer, scheduler, wrapper, ``AveragedModel`` and schedule state dicts, any mix of
-    them, and Python numbers (NaN, infinities, -0.0, big ints), strings, bools and None.
+    them, and Python numbers (NaN, infinities, -0.0, ints of up to 4300 digits), strings,
+    bools and None.
 
     Parameters
     ----------
@@ -209,15 +195,24 @@ def save(obj: object, f: str | os.PathLike[str] | BinaryIO) -> None:
     f : str, os.PathLike or binary file object
         Where to write. A path is written atomically: the bytes go to a temporary file in
         the same folder, are flushed to disk, and the file is renamed over ``f``, so that a
-        process killed at any moment leaves the previous file or the complete new one. A
-        file object is written at its position and flushed (no atomicity).
+        process killed at any moment leaves the previous file or the complete new one; the
+        next save of ``f`` removes the temporary file a killed save left. The new file keeps
+        the old one's permission bits. A symbolic link is written through and kept, as
+        ``open(f, "wb")`` would. A file object is written at its position and flushed (no
+        atomicity).
 
     Raises
     ------
     TypeError
         For anything it cannot store faithfully (functions, arbitrary objects, sets,
-        generators, SparseTensors, NumPy object arrays, cycles, over 200 levels of nesting),
-        naming where the value sits inside ``obj``; nothing is written then.
+        generators, SparseTensors, NumPy object arrays, cycles, over 200 levels of nesting,
+        ints of more than 4300 digits), naming where the value sits inside ``obj``; nothing
+        is written then. Also if ``f`` is neither a str path nor a binary file object.
+    ValueError
+        If ``f`` names a directory, a FIFO, a device or a socket (not a regular file).
+    OSError
+        If the file cannot be written (a missing folder, no permission, a full disk),
+        naming ``f``; the old file is left as it was.
 
     Notes
     -----
@@ -236,11 +231,11 @@ def save(obj: object, f: str | os.PathLike[str] | BinaryIO) -> None:
     """
     data = _file.encode(*_encode(obj))  # everything is checked before any file is touched
     if isinstance(f, (str, os.PathLike)):
-        _write_atomically(os.fspath(f), data)
+        _checkpoint_file.write_atomically(_checkpoint_file.fspath(f), data)
         return
     if not callable(getattr(f, "write", None)):
         raise TypeError(f"f must be a path or a binary file object, got {type(f).__name__}")
-    f.write(data)
+    _checkpoint_file.write_all(f, data)
     if callable(getattr(f, "flush", None)):
         f.flush()
 
@@ -279,17 +274,16 @@ def _check_load_options(f, pickle_module, weights_only, mmap, pickle_load_args: 
 
 
 def _read(f):
-    """The bytes of ``f`` and the name to give it in messages."""
+    """The metadata and arrays of the safetensors file ``f``, and the name to give it in messages."""
     if isinstance(f, (str, os.PathLike)):
-        with open(f, "rb") as handle:
-            return handle.read(), os.fspath(f)
+        source = _checkpoint_file.fspath(f)
+        handle, size = _checkpoint_file.open_regular(source)
+        with handle:
+            return (*_file.read(handle, source, size), source)
     if not callable(getattr(f, "read", None)):
         raise TypeError(f"f must be a path or a binary file object, got {type(f).__name__}")
-    data = f.read()
     source = str(getattr(f, "name", None) or f"<{type(f).__name__}>")
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError(f"{source}: the file object gave {type(data).__name__}, not bytes: open it in binary mode")
-    return data, source
+    return (*_file.read(f, source), source)
 
 
 class _Decoder:
@@ -315,9 +309,9 @@ class _Decoder:
             self.fail(path, f"unknown entry {sorted(node)!r}")
         body = node[tag]
         if tag == "int":
-            if type(body) is not str or not body.lstrip("-").isdigit() or not body.isascii():
-                self.fail(path, f"an int must be written as digits, got {body!r}")
-            return int(body)
+            if type(body) is not str or not _INT_DIGITS.fullmatch(body):
+                self.fail(path, f"an int must be written as up to {MAX_INT_DIGITS} digits, got {reprlib.repr(body)}")
+            return int(decimal.Decimal(body))  # exact, and free of the interpreter's digit limit
         if tag == "float":
             if body not in ("nan", "inf", "-inf"):
                 self.fail(path, f"a tagged float must be 'nan', 'inf' or '-inf', got {body!r}")
@@ -397,6 +391,11 @@ class _Decoder:
                 f"{self.source}: {_at(path)} was saved on {device!r}, which is not available here (MLX is not "
                 "installed); load with map_location='cpu'"
             )
+        backend = _backend.get(device)
+        if max(array.shape, default=0) > backend.max_dimension:
+            raise ValueError(f"{self.source}: {_at(path)} has shape {list(array.shape)}, with a dimension over "
+                             f"{backend.max_dimension}, which {backend.library} arrays on {device!r} cannot have; "
+                             "load it with map_location='cpu'")
         return Tensor(array, dtype=dtype, device=device)
 
     def _host(self, tag: str, name, path: str):
@@ -421,6 +420,8 @@ def load(f: str | os.PathLike[str] | BinaryIO,
     Parameters
     ----------
     f : str, os.PathLike or binary file object
+        A path must name a regular file. A file object is read from its position, to the
+        end its header declares and no further.
     map_location : {None, "cpu", "gpu"}, lucid.device or callable, optional
         Where to put every tensor. By default each goes back to the device it was saved
         from; ``"cpu"`` loads a ``"gpu"`` checkpoint where MLX is not installed. A callable
@@ -451,14 +452,16 @@ def load(f: str | os.PathLike[str] | BinaryIO,
         empty, truncated, random bytes, a pickle, a torch zip file, a NumPy file, a header
         whose lengths, offsets, shapes or dtypes do not fit its data, or lucid metadata
         that is not valid JSON, has the wrong shape, or names a tensor that is missing or
-        of another dtype or shape. The message names the file and the problem.
+        of another dtype or shape, or a tensor that ``map_location``'s device cannot hold.
+        Also for a path that names a directory, a FIFO, a device or a socket, refused
+        before it is read. The message names the file and the problem.
     TypeError
         If ``f`` is neither a path nor a binary file object.
     RuntimeError
         If a tensor was saved on ``"gpu"`` and MLX is missing here (pass
         ``map_location="cpu"``).
     OSError
-        If the file cannot be read (missing, a folder, no permission).
+        If the file cannot be read (missing, no permission).
 
     Notes
     -----
@@ -488,8 +491,7 @@ def load(f: str | os.PathLike[str] | BinaryIO,
     """
     _check_load_options(f, pickle_module, weights_only, mmap, pickle_load_args)
     device = _target_device(map_location)
-    data, source = _read(f)
-    metadata, arrays = _file.decode(data, source)
+    metadata, arrays, source = _read(f)
     if metadata is None or FORMAT_KEY not in metadata:
         return {name: _Decoder(arrays, device, source).decode(_plain_entry(name, entry)) for name, entry in arrays.items()}
     if metadata[FORMAT_KEY] != FORMAT_VERSION:

@@ -328,6 +328,121 @@ def zero_adamw_scheduler_state_dict_resume():
         equal_state_dicts(loaded.state_dict(), snapshot, "ZeRO loaded from an unsharded dict")
 
 
+# --- collectives that disagree -----------------------------------------------------------
+def raises_on_this_rank(call, *fragments):
+    """``call()`` must raise DistBackendError naming every fragment; afterwards the group
+    still works (nothing was exchanged) and gives the right numbers."""
+    try:
+        call()
+    except dist.DistBackendError as error:
+        for fragment in fragments:
+            assert fragment in str(error), (fragment, str(error))
+        assert f"on rank {rank()} of {world()}" in str(error), str(error)
+    else:
+        raise AssertionError(f"no DistBackendError on rank {rank()}; expected {fragments}")
+    t = lucid.tensor([1.0, float(rank())])
+    dist.all_reduce(t)
+    assert t.tolist() == [world(), world() * (world() - 1) / 2], t
+
+
+def on_rank0(a, b):
+    """``a`` on rank 0, ``b`` on the others."""
+    return a if rank() == 0 else b
+
+
+def gather(t):
+    dist.all_gather([lucid.zeros_like(t) for _ in range(world())], t)
+
+
+def others(call):
+    """How the message names what every rank but 0 called."""
+    return ("rank 1 called " if world() == 2 else f"ranks {', '.join(map(str, range(1, world())))} called ") + call
+
+
+@check
+def collectives_that_disagree():
+    f32, f64 = lucid.float32, lucid.float64
+    sum_, max_ = dist.ReduceOp.SUM, dist.ReduceOp.MAX
+    # the issue's five cases
+    raises_on_this_rank(lambda: dist.all_reduce(lucid.ones(on_rank0(3, 5))), "disagree on the shape",
+                        "rank 0 called all_reduce(float32[3], op=SUM)", others("all_reduce(float32[5], op=SUM)"))
+    raises_on_this_rank(lambda: dist.all_reduce(on_rank0(lucid.ones(4, dtype=f32), lucid.ones(2, dtype=f64))),
+                        "disagree on the dtype", "rank 0 called all_reduce(float32[4], op=SUM)",
+                        others("all_reduce(float64[2], op=SUM)"))
+    raises_on_this_rank(lambda: on_rank0(dist.broadcast, dist.all_reduce)(lucid.ones(4), *on_rank0((0,), ())),
+                        "disagree on the collective", "rank 0 called broadcast(float32[4], src=0)",
+                        others("all_reduce(float32[4], op=SUM)"))
+    raises_on_this_rank(lambda: dist.broadcast(lucid.ones(4), src=on_rank0(0, 1)), "disagree on the root",
+                        "rank 0 called broadcast(float32[4], src=0)", others("broadcast(float32[4], src=1)"))
+    raises_on_this_rank(lambda: on_rank0(dist.all_reduce, gather)(lucid.ones(4)), "disagree on the collective",
+                        "rank 0 called all_reduce(float32[4], op=SUM)", others("all_gather(float32[4])"))
+    # the same family on every other collective
+    raises_on_this_rank(lambda: dist.all_reduce(lucid.ones(2), op=on_rank0(sum_, max_)), "disagree on the op",
+                        "all_reduce(float32[2], op=SUM)", "all_reduce(float32[2], op=MAX)")
+    raises_on_this_rank(lambda: dist.all_reduce(on_rank0(lucid.ones(2, dtype=f64), lucid.tensor([1, 2]))),
+                        "disagree on the dtype (float64 against int64)")
+    raises_on_this_rank(lambda: dist.all_reduce_coalesced([lucid.ones(2), lucid.ones(on_rank0(3, 4))]),
+                        "disagree on the shape of tensor 1 (float32[3] against float32[4])",
+                        "all_reduce_coalesced([float32[2], float32[3]], op=SUM)")
+    raises_on_this_rank(lambda: dist.all_reduce_coalesced([lucid.ones(2)] * on_rank0(2, 1)),
+                        "disagree on the number of tensors")
+    raises_on_this_rank(lambda: dist.all_reduce_coalesced(on_rank0([], [lucid.ones(1)])),
+                        "disagree on the number of tensors", "rank 0 called all_reduce_coalesced(op=SUM)")
+    raises_on_this_rank(lambda: gather(lucid.ones(on_rank0(3, 5))), "disagree on the shape",
+                        "rank 0 called all_gather(float32[3])")
+    raises_on_this_rank(lambda: gather(lucid.ones(2, dtype=on_rank0(f32, f64))), "disagree on the dtype",
+                        others("all_gather(float64[2])"))
+    raises_on_this_rank(lambda: dist.broadcast(lucid.ones(on_rank0((2, 3), (3, 2))), src=0),
+                        "disagree on the shape", "broadcast(float32[2, 3], src=0)", "broadcast(float32[3, 2], src=0)")
+    raises_on_this_rank(lambda: dist.broadcast(lucid.ones(3, dtype=on_rank0(f32, f64)), src=0),
+                        "disagree on the dtype")
+    raises_on_this_rank(lambda: on_rank0(dist.barrier, lambda: dist.all_reduce(lucid.ones(1)))(),
+                        "disagree on the collective", "rank 0 called barrier()")
+    raises_on_this_rank(lambda: on_rank0(lambda: dist.all_gather_object([None] * world(), 1),
+                                         lambda: dist.broadcast_object_list([1], src=0))(),
+                        "disagree on the collective", "rank 0 called all_gather_object()",
+                        others("broadcast_object_list(src=0)"))
+    raises_on_this_rank(lambda: dist.broadcast_object_list([rank()], src=on_rank0(0, 1)), "disagree on the root",
+                        "broadcast_object_list(src=0)", "broadcast_object_list(src=1)")
+
+
+@check
+def ddp_and_zero_that_disagree():
+    lucid.manual_seed(0)
+    x = lucid.randn(4, 3)
+
+    def backward(model):
+        model(x).sum().backward()
+
+    # buckets of different sizes (bucket_cap_mb differs): one bucket against one per parameter
+    model = DDP(nn.Linear(3, 2), bucket_cap_mb=on_rank0(25, 1e-6))
+    raises_on_this_rank(lambda: backward(model), "DistributedDataParallel's gradient reduction",
+                        "disagree on how the tensors are grouped")
+    # a model converted to float64 on rank 0 only, after DDP took it
+    model = DDP(nn.Linear(3, 2))
+    if rank() == 0:
+        model.double()
+    raises_on_this_rank(lambda: backward(model) if rank() else model(x.double()).sum().backward(),
+                        "disagree on the dtype of tensor 0 (float64 against float32)")
+    # a backward through DDP on rank 0 against an all_reduce on the others
+    model = DDP(nn.Linear(3, 2))
+    raises_on_this_rank(lambda: on_rank0(lambda: backward(model), lambda: dist.all_reduce(lucid.ones(2)))(),
+                        "disagree on the collective", "rank 0 called DistributedDataParallel's gradient reduction(")
+    # buffers broadcast on rank 0 only (broadcast_buffers differs)
+    model = DDP(nn.BatchNorm1d(3), broadcast_buffers=rank() == 0)
+    raises_on_this_rank(lambda: backward(model), "disagree on the collective",
+                        "rank 0 called DistributedDataParallel's broadcast of buffers(")
+    # ZeRO: a parameter of another shape on rank 0, found before the step changes anything
+    w = nn.Parameter(lucid.ones(on_rank0(3, 4)))
+    zero = ZeroRedundancyOptimizer([w, nn.Parameter(lucid.ones(2))], optim.Adam, lr=0.1)
+    w.sum().backward()
+    raises_on_this_rank(zero.step, "ZeroRedundancyOptimizer's exchange of shards", "disagree on the shape of tensor 0")
+    assert w.tolist() == [1.0] * w.numel() and not zero.optim.state, "the refused step changed the parameters"
+    zero = ZeroRedundancyOptimizer([nn.Parameter(lucid.ones(2))], optim.SGD, lr=0.1)
+    raises_on_this_rank(lambda: zero.consolidate_state_dict(to=on_rank0(0, 1)), "disagree on the root",
+                        "ZeroRedundancyOptimizer.consolidate_state_dict(to=0)")
+
+
 def main(names):
     dist.init_process_group("ring", timeout=60)
     for name in names or list(CHECKS):

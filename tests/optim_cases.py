@@ -58,7 +58,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tolerances import PARITY, TORCH_FLOAT32_SCALARS
+from tolerances import PARITY, PRODIGY, TORCH_FLOAT32_SCALARS
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden" / "optim"
 
@@ -98,6 +98,14 @@ class OptimCase:
         gradient; see :func:`touched_rows`.
     seed : int
         Seed of the initial params and of the gradient stream.
+    record_every : int
+        Record params and state after every ``record_every``-th step only (and after the
+        last step and the ``eval_after`` steps; see :func:`recorded_steps`), so that a long
+        run (Schedule-Free's 1,000 steps) keeps a small golden file; every step still runs.
+    eval_after : tuple of int
+        Steps after which the optimizer goes to evaluation mode (``optimizer.eval()``: the
+        params recorded then are the evaluation weights) and back to training mode
+        (``optimizer.train()``) before the next step: Schedule-Free's mode switches.
     """
 
     name: str
@@ -108,11 +116,26 @@ class OptimCase:
     none_grad: tuple = ()
     sparse_rows: bool = False
     seed: int = 0
+    record_every: int = 1
+    eval_after: tuple = ()
 
     @property
     def shapes(self) -> list[tuple[int, ...]]:
         """Shapes of all params, flat over groups in order."""
         return [tuple(s) for g in self.groups for s in g["shapes"]]
+
+
+def recorded_steps(case: OptimCase) -> list[int]:
+    """The steps (1-based) after which a run of ``case`` is recorded: every ``record_every``-th,
+    each of ``eval_after`` and the last. ``p{i}`` holds the initial value, then one row per
+    recorded step; ``s{i}.{key}`` one row per recorded step.
+
+    Examples
+    --------
+    >>> recorded_steps(OptimCase("c", "SGD", {}, (), steps=10, record_every=4, eval_after=(3,)))
+    [3, 4, 8, 10]
+    """
+    return sorted({t for t in range(1, case.steps + 1) if t % case.record_every == 0} | set(case.eval_after) | {case.steps})
 
 
 def initial_params(case: OptimCase, dtype, inputs=None) -> list[np.ndarray]:
@@ -226,8 +249,10 @@ def tolerance_table(case: OptimCase) -> dict:
     """The table ``case``'s float64 arrays (and the float32 files' float64 truth) are compared
     at, wherever they are compared (lucid against the golden files, torch replayed against
     them, ``tools/make_golden.py --check``): TORCH_FLOAT32_SCALARS for cases with Tensor betas
-    (see tests/tolerances.py), else PARITY. float32 runs are judged against their truth
-    instead (tests/trajectories.py)."""
+    (see tests/tolerances.py), PRODIGY (normwise at each step) for Prodigy's, else PARITY.
+    float32 runs are judged against their truth instead (tests/trajectories.py)."""
+    if case.optimizer == "Prodigy":
+        return PRODIGY
     settings = [case.kwargs, *case.groups]
     tensor_betas = any(isinstance(s.get("betas"), tuple) and isinstance(s["betas"][0], np.ndarray) for s in settings)
     return TORCH_FLOAT32_SCALARS if tensor_betas else PARITY
@@ -292,8 +317,27 @@ def make_case(name, optimizer, kwargs, second, first=None, *, none_grad=NONE_GRA
 # 3-D param, factored over its last two dimensions.
 MUON_SHAPES = (((4, 3), (3, 5)), ((4, 4),))
 ADAFACTOR_3D_SHAPES = (((2, 4, 3), (5,)), ((3, 2),))
+# SOAP: a vector of 2 (its first statistic g g^T has one zero eigenvalue, not a repeated one);
+# 4-D and 2-D params whose merged shapes (max_precondition_dim 9 and 4; 12 and 9, NHWC) are
+# (4, 9, 3), (3, 4), (3, 4, 2); (8, 9), (5, 4), (4, 9, 3).
+# SOAP observes a late parameter's first gradient before it projects it, so that gradient's
+# component along the zero eigenvalue's eigenvector is rounding alone, divided by about eps:
+# reproducible to 1e-12 only where eps is large (soap_eps_wd keeps NONE_GRAD); the others skip
+# steps without a late parameter.
+SOAP_NONE_GRAD = ((0, 10), (1, 25), (0, 40), (1, 40), (2, 40))
+SOAP_1D_SHAPES = (((4, 3), (2,)), ((2, 3),))
+SOAP_MERGE_SHAPES = (((4, 3, 3, 3), (3, 4)), ((3, 2, 2, 2),))
+SOAP_CHANNELS_LAST_SHAPES = (((2, 3, 3, 4), (5, 4)), ((4, 3, 3, 3),))
 # The exactly convergent quintic Newton-Schulz polynomial (15/8, -10/8, 3/8).
 NS_CONVERGENT = (1.875, -1.25, 0.375)
+
+
+def schedule_free_case(name, optimizer, kwargs, second, first=None):
+    """A Schedule-Free case: :func:`make_case`'s two groups over 1,000 steps, recorded every
+    50th step, with a switch to evaluation mode and back after steps 100, 333 and 1,000 (the
+    last record is the evaluation weights)."""
+    case = make_case(name, optimizer, kwargs, second, first, steps=1000)
+    return dataclasses.replace(case, record_every=50, eval_after=(100, 333, 1000))
 
 
 def with_shapes(case, shapes):

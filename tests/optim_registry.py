@@ -13,7 +13,9 @@ from its ``_OPTIMIZERS_UNDER_TEST`` table; this is lucid's. An entry names the o
   ``reference_package`` the distribution it comes from (a live replay needs it installed),
   ``reference_names`` the reference's names of lucid's hyperparameters where they differ
   (lucid keeps torch's), ``reference_context`` a context to step it in (Muon's iteration in
-  the parameter dtype);
+  the parameter dtype); ``reference_state`` what makes the function giving the reference's
+  state of a parameter by lucid's names (SOAP's lists of factors); ``trajectory_table`` the
+  float32 runs' (FACTOR, FLOOR) where not tolerances.TRAJECTORY (SOAP's eigenbases);
 * ``state_kwargs``: options under which it keeps and uses all its state: state following
   ``.to()``/``.double()``/``.half()``, the ``state_dict`` round trip (tests/test_optim_state.py,
   tests/test_properties.py);
@@ -41,8 +43,10 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from optim_cases import (ADAFACTOR_3D_SHAPES, MUON_SHAPES, NONE_GRAD_LATE_EMPTY, NS_CONVERGENT, TENSOR_BETAS,
-                         TENSOR_LR, OptimCase, make_case, with_shapes)
+from optim_cases import (ADAFACTOR_3D_SHAPES, MUON_SHAPES, NONE_GRAD, NONE_GRAD_LATE_EMPTY, NS_CONVERGENT,
+                         SOAP_1D_SHAPES, SOAP_CHANNELS_LAST_SHAPES, SOAP_MERGE_SHAPES, SOAP_NONE_GRAD, TENSOR_BETAS,
+                         TENSOR_LR, OptimCase, make_case, schedule_free_case, with_shapes)
+from tolerances import TRAJECTORY_EIGENBASIS
 
 
 def _load(module: str, name: str):
@@ -57,6 +61,11 @@ def _attribute(module: str, name: str) -> Callable:
 
 def _torch_optim(name: str) -> Callable[[], type]:
     return _attribute("torch.optim", name)
+
+
+def _schedule_free(name: str) -> Callable[[], type]:
+    """``schedulefree.<name>``, put in training mode once made (torch_reference.schedule_free_class)."""
+    return lambda: _load("torch_reference", "schedule_free_class")(name)
 
 
 def _made_by(module: str, name: str) -> Callable[[], type]:
@@ -76,6 +85,8 @@ class OptimizerInfo:
     reference_package: str = "torch"
     reference_names: dict = field(default_factory=dict)
     reference_context: Callable | None = None
+    reference_state: Callable | None = None
+    trajectory_table: dict | None = None
     bad_input_kwargs: dict = field(default_factory=dict)
     sparse: str | None = "refuses"
     resume: tuple = ()
@@ -498,6 +509,187 @@ REGISTRY: tuple[OptimizerInfo, ...] = (
         state_kwargs={"lr": 0.01, "weight_decay": 0.01},
         resume=(
             ("adopt", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True}),
+        ),
+    ),
+    # Schedule-Free (torch has none; the golden values come from schedulefree 1.4.1): 1,000 steps,
+    # recorded every 50th, with switches to evaluation mode and back (optim_cases.schedule_free_case).
+    # A momentum or beta1 of 0.5 makes eval()'s lerp weight 1 - 1/beta = -1 (torch's other branch).
+    OptimizerInfo(
+        "SGDScheduleFree",
+        cases=(
+            schedule_free_case("sgd_schedule_free_default", "SGDScheduleFree", {}, {"lr": 0.5, "r": 1.0, "weight_lr_power": 1.0}),
+            schedule_free_case("sgd_schedule_free_warmup_wd", "SGDScheduleFree",
+                               {"lr": 0.5, "warmup_steps": 100, "weight_decay": 0.1},
+                               {"momentum": 0.5, "weight_decay": 0.0, "warmup_steps": 20}),
+        ),
+        flags={"lr", "momentum", "weight_decay", "warmup_steps", "r", "weight_lr_power"},
+        reference=_schedule_free("SGDScheduleFree"),
+        reference_package="schedulefree",
+        state_kwargs={"lr": 0.1, "weight_decay": 0.01},
+        resume=(
+            ("sgd_schedule_free", {"lr": 0.1, "weight_decay": 0.01, "warmup_steps": 3}),
+        ),
+    ),
+    OptimizerInfo(
+        "AdamWScheduleFree",
+        cases=(
+            schedule_free_case("adamw_schedule_free_default", "AdamWScheduleFree", {},
+                               {"lr": 0.02, "eps": 0.1, "r": 0.5, "weight_lr_power": 0.0}),
+            schedule_free_case("adamw_schedule_free_warmup_wd", "AdamWScheduleFree",
+                               {"lr": 0.01, "warmup_steps": 100, "weight_decay": 0.1},
+                               {"betas": (0.5, 0.99), "weight_decay": 0.0, "warmup_steps": 10}),
+        ),
+        flags={"lr", "betas", "eps", "weight_decay", "warmup_steps", "r", "weight_lr_power"},
+        reference=_schedule_free("AdamWScheduleFree"),
+        reference_package="schedulefree",
+        state_kwargs={"lr": 0.01, "weight_decay": 0.01},
+        resume=(
+            ("adamw_schedule_free", {"lr": 0.01, "weight_decay": 0.1, "warmup_steps": 3}),
+        ),
+    ),
+    OptimizerInfo(
+        "RAdamScheduleFree",
+        cases=(
+            schedule_free_case("radam_schedule_free_default", "RAdamScheduleFree", {},
+                               {"lr": 0.02, "r": 1.0, "eps": 0.1, "weight_lr_power": 1.0, "betas": (0.9, 0.9)}),
+            schedule_free_case("radam_schedule_free_wd", "RAdamScheduleFree", {"lr": 0.01, "weight_decay": 0.1},
+                               {"silent_sgd_phase": False, "betas": (0.5, 0.99)}, {"silent_sgd_phase": True}),
+        ),
+        flags={"lr", "betas", "eps", "weight_decay", "r", "weight_lr_power", "silent_sgd_phase"},
+        reference=_schedule_free("RAdamScheduleFree"),
+        reference_package="schedulefree",
+        state_kwargs={"lr": 0.01, "weight_decay": 0.01},
+        resume=(
+            ("radam_schedule_free", {"lr": 0.01, "weight_decay": 0.1}),
+        ),
+    ),
+    OptimizerInfo(
+        "Prodigy",
+        cases=(
+            # Prodigy (torch has none; the golden values come from prodigyopt 1.1.2's Prodigy),
+            # 200 steps each. The estimate's hyperparameters are the optimizer's (one value for
+            # all groups); a group may set its own eps, weight decay, safeguard_warmup, slice_p,
+            # or lr 0 (paused). NONE_GRAD's step 40, where no parameter has a gradient, is the
+            # reference's early return (d_denom == 0).
+            make_case("prodigy_default", "Prodigy", {}, {"eps": 1e-3}, steps=200),
+            make_case("prodigy_wd", "Prodigy", {"weight_decay": 0.1}, {"weight_decay": 0.0}, steps=200),
+            make_case("prodigy_l2", "Prodigy", {"weight_decay": 0.1, "decoupled_weight_decay": False},
+                      {"weight_decay": 0.01}, steps=200),
+            make_case("prodigy_bias_correction_safeguard", "Prodigy", {"use_bias_correction": True},
+                      {"safeguard_warmup": True}, steps=200),
+            make_case("prodigy_growth_d_coef", "Prodigy", {"growth_rate": 1.05, "d_coef": 2.0}, {}, steps=200),
+            make_case("prodigy_beta3_d0", "Prodigy", {"betas": (0.8, 0.99), "beta3": 0.9, "d0": 1e-3},
+                      {"eps": 1e-6}, steps=200),
+            make_case("prodigy_beta1_zero_l2", "Prodigy",
+                      {"betas": (0.0, 0.999), "weight_decay": 0.1, "decoupled_weight_decay": False},
+                      {"weight_decay": 0.0}, steps=200),
+            make_case("prodigy_slice_p", "Prodigy", {"slice_p": 3}, {"slice_p": 2}, steps=200),
+            make_case("prodigy_lr_paused_group", "Prodigy", {"lr": 0.5, "weight_decay": 0.1}, {"lr": 0.0},
+                      steps=200),
+        ),
+        flags={"lr", "betas", "beta3", "eps", "weight_decay", "decoupled_weight_decay", "use_bias_correction",
+               "safeguard_warmup", "d0", "d_coef", "growth_rate", "slice_p"},
+        reference=_attribute("prodigyopt", "Prodigy"),
+        reference_package="prodigyopt",
+        reference_names={"decoupled_weight_decay": "decouple"},
+        state_kwargs={"lr": 1.0, "weight_decay": 0.01},
+        resume=(
+            ("prodigy", {"lr": 1.0, "weight_decay": 0.1, "use_bias_correction": True}),
+        ),
+    ),
+    OptimizerInfo(
+        "SOAP",
+        cases=(
+            # SOAP (torch has none; the golden values come from pytorch-optimizer 4.1.0's SOAP, its
+            # QR refresh in the parameter's dtype: torch_reference.soap_qr_in_param_dtype), 200 steps:
+            # default, betas and shampoo_beta, eps and weight decay, the refresh frequency, the
+            # largest factored dimension, vectors factored, the normalised update without bias
+            # correction, merged dimensions (channels first and last), maximize (the reference's
+            # is the optimizer's, not a group's, as is data_format). Shapes whose first statistics
+            # have no repeated eigenvalue, as the eigenvectors of a repeated one are LAPACK's
+            # choice (tests/test_soap.py).
+            make_case("soap_default", "SOAP", {}, {"lr": 0.01}, steps=200, none_grad=SOAP_NONE_GRAD),
+            make_case("soap_betas_shampoo_beta", "SOAP", {"lr": 0.01, "betas": (0.9, 0.99), "shampoo_beta": 0.8},
+                      {"shampoo_beta": None}, steps=200, none_grad=SOAP_NONE_GRAD),
+            make_case("soap_eps_wd", "SOAP", {"lr": 0.01, "eps": 1e-3, "weight_decay": 0.1}, {"weight_decay": 0.0},
+                      steps=200),
+            make_case("soap_frequency", "SOAP", {"lr": 0.01, "precondition_frequency": 3},
+                      {"precondition_frequency": 7}, steps=200, none_grad=SOAP_NONE_GRAD),
+            make_case("soap_max_dim", "SOAP", {"lr": 0.01, "max_precondition_dim": 3}, {"max_precondition_dim": 2},
+                      steps=200, none_grad=SOAP_NONE_GRAD),
+            with_shapes(make_case("soap_precondition_1d", "SOAP", {"lr": 0.01, "precondition_1d": True},
+                                  {"precondition_1d": False}, steps=200, none_grad=SOAP_NONE_GRAD), SOAP_1D_SHAPES),
+            make_case("soap_normalize_no_bias", "SOAP", {"lr": 0.01, "normalize_gradient": True,
+                                                         "correct_bias": False},
+                      {"normalize_gradient": False}, steps=200, none_grad=SOAP_NONE_GRAD),
+            with_shapes(make_case("soap_merge_dims", "SOAP", {"lr": 0.01, "merge_dims": True,
+                                                              "max_precondition_dim": 9},
+                                  {"max_precondition_dim": 4}, steps=200, none_grad=SOAP_NONE_GRAD), SOAP_MERGE_SHAPES),
+            with_shapes(make_case("soap_channels_last", "SOAP", {"lr": 0.01, "merge_dims": True,
+                                                                 "max_precondition_dim": 12,
+                                                                 "data_format": "channels_last"},
+                                  {"max_precondition_dim": 9}, steps=200, none_grad=SOAP_NONE_GRAD), SOAP_CHANNELS_LAST_SHAPES),
+            make_case("soap_maximize", "SOAP", {"lr": 0.01, "weight_decay": 0.1, "maximize": True}, {"lr": 0.005},
+                      steps=200, none_grad=SOAP_NONE_GRAD),
+        ),
+        flags={"lr", "betas", "shampoo_beta", "eps", "weight_decay", "precondition_frequency",
+               "max_precondition_dim", "merge_dims", "precondition_1d", "normalize_gradient", "correct_bias",
+               "data_format", "maximize"},
+        reference=_attribute("pytorch_optimizer", "SOAP"),
+        reference_package="pytorch_optimizer",
+        reference_context=_attribute("torch_reference", "soap_qr_in_param_dtype"),
+        reference_state=_attribute("torch_reference", "soap_state"),
+        trajectory_table=TRAJECTORY_EIGENBASIS,
+        state_kwargs={"lr": 0.01, "precondition_frequency": 2, "precondition_1d": True},
+        resume=(
+            ("soap", {"lr": 0.01, "precondition_frequency": 2, "weight_decay": 0.1}),
+        ),
+    ),
+)
+
+# MuonWithAdamW: a Muon group of matrices (tall and wide) and an AdamW group of a vector and a
+# matrix (an embedding's kind), in either order; three groups where two Muon groups differ.
+MUON_GROUP, ADAMW_GROUP = ((4, 3), (3, 5)), ((5,), (2, 3))
+
+
+def _muon_with_adamw_case(name, kwargs, *groups):
+    """A case of MuonWithAdamW over ``groups``: ``(use_muon, overrides)`` pairs, shaped by rule."""
+    return OptimCase(name, "MuonWithAdamW", kwargs,
+                     tuple({"shapes": MUON_GROUP if use_muon else ADAMW_GROUP, "use_muon": use_muon, **overrides}
+                           for use_muon, overrides in groups), none_grad=NONE_GRAD)
+
+
+REGISTRY += (
+    OptimizerInfo(
+        "MuonWithAdamW",
+        cases=(
+            # MuonWithAdamW (the reference: torch_reference.muon_with_adamw_class, torch's Muon and
+            # AdamW over the same groups): defaults, each rule's constructor arguments (Muon's eps
+            # and AdamW's adamw_eps apart), Tensor lrs, the lr adjustments with a third group, the
+            # AdamW group first with amsgrad and maximize, the Newton-Schulz settings.
+            _muon_with_adamw_case("muon_with_adamw_default", {}, (True, {}), (False, {})),
+            _muon_with_adamw_case("muon_with_adamw_constructor", {
+                "lr": 0.02, "weight_decay": 0.05, "momentum": 0.9, "adamw_lr": 0.01, "adamw_betas": (0.8, 0.99),
+                "adamw_eps": 1e-6, "adamw_weight_decay": 0.1}, (True, {}), (False, {})),
+            _muon_with_adamw_case("muon_with_adamw_tensor_lr", {"lr": TENSOR_LR, "adamw_lr": TENSOR_LR},
+                                  (True, {}), (False, {"weight_decay": 0.1})),
+            _muon_with_adamw_case("muon_with_adamw_adjust_lr", {"lr": 0.02, "weight_decay": 0.01},
+                                  (True, {"adjust_lr_fn": "match_rms_adamw"}), (False, {"lr": 0.02}),
+                                  (True, {"adjust_lr_fn": "original", "nesterov": False})),
+            _muon_with_adamw_case("muon_with_adamw_adamw_first", {"lr": 0.02},
+                                  (False, {"lr": 0.01, "amsgrad": True, "maximize": True, "betas": (0.5, 0.9)}),
+                                  (True, {"weight_decay": 0.5, "momentum": 0.8, "nesterov": True})),
+            _muon_with_adamw_case("muon_with_adamw_ns", {"lr": 0.02, "ns_coefficients": NS_CONVERGENT, "ns_steps": 3,
+                                                          "eps": 1e-3}, (True, {}), (False, {"eps": 1e-3})),
+        ),
+        flags={"lr", "weight_decay", "momentum", "nesterov", "ns_coefficients", "eps", "ns_steps", "adjust_lr_fn",
+               "adamw_lr", "adamw_betas", "adamw_eps", "adamw_weight_decay", "use_muon", "amsgrad", "maximize",
+               "betas"},
+        reference=_made_by("torch_reference", "muon_with_adamw_class"),
+        reference_context=_attribute("torch_reference", "muon_in_param_dtype"),
+        state_kwargs={"lr": 0.02, "adamw_lr": 0.01},
+        resume=(
+            ("muon_with_adamw", {"lr": 0.02, "adamw_lr": 0.01}),
         ),
     ),
 )

@@ -182,6 +182,13 @@ for name, cls, shapes, kwargs, exc, message in [
     ("NAdam-momentum-decay-nan", optim.NAdam, None, {"momentum_decay": NAN}, ValueError, "momentum_decay value: nan"),
     ("RMSprop-alpha-negative", optim.RMSprop, None, {"alpha": -0.5}, ValueError, "Invalid alpha value: -0.5"),
     ("Adadelta-rho-2", optim.Adadelta, None, {"rho": 2}, ValueError, "Invalid rho value: 2"),
+    ("SOAP-precondition-frequency-0", optim.SOAP, None, {"precondition_frequency": 0}, ValueError,
+     "precondition_frequency must be at least 1, got 0"),
+    ("SOAP-max-precondition-dim-float", optim.SOAP, None, {"max_precondition_dim": 10.5}, TypeError,
+     "max_precondition_dim must be an int, got float 10.5"),
+    ("SOAP-shampoo-beta-one", optim.SOAP, None, {"shampoo_beta": 1.0}, ValueError, "Invalid shampoo_beta value: 1.0"),
+    ("SOAP-data-format", optim.SOAP, None, {"data_format": "nhwc"}, ValueError,
+     "data_format must be one of .'channels_first', 'channels_last'., got 'nhwc'"),
 ]:
     add(name, exc, message, lambda cls=cls, shapes=shapes, kwargs=kwargs: (
         lambda ps: (ps, lambda: cls(ps, **kwargs)))(params(shapes or ((3, 2), (4,)))))
@@ -308,6 +315,37 @@ for opt_name in ("Adam", "Adagrad", "SparseAdam"):
             lambda edit=edit, opt_name=opt_name: _corrupt(edit)(opt_name))
 add("Adam-load-step-0d-tensor-negative", ValueError, "has a step count of",
     lambda: _corrupt(lambda s, ps: s["state"][0].update(step=lucid.tensor(-2.0)))("Adam"))
+
+# a loaded group is checked as a constructor's (issue 25): one lacking a hyperparameter it needs
+# is refused at load (torch loads it and fails at step with a KeyError), as are values out of range
+for opt_name in ("SGD", "Adam", "Adagrad", "ASGD", "RMSprop", "LBFGS", "SparseAdam", "Muon"):
+    add(f"{opt_name}-load-group-without-lr", ValueError, r"param_groups\[0\] lacks \['lr'\]",
+        lambda opt_name=opt_name: _corrupt(lambda s, ps: s["param_groups"][0].pop("lr"))(opt_name))
+add("Adam-load-group-without-betas", ValueError, r"param_groups\[0\] lacks \['betas'\], which every Adam group has",
+    lambda: _corrupt(lambda s, ps: s["param_groups"][0].pop("betas"))("Adam"))
+add("Adam-load-group-betas-out-of-range", ValueError, "Invalid beta parameter at index 0: 2",
+    lambda: _corrupt(lambda s, ps: s["param_groups"][0].update(betas=(2, 0)))("Adam"))
+add("Adam-load-group-eps-string", TypeError, "eps must be a number, got str 'x'",
+    lambda: _corrupt(lambda s, ps: s["param_groups"][0].update(eps="x"))("Adam"))
+add("SGD-load-group-negative-lr", ValueError, "Invalid learning rate: -1",
+    lambda: _corrupt(lambda s, ps: s["param_groups"][0].update(lr=-1))("SGD"))
+add("SGD-load-schedule-not-a-schedule", ValueError, "lr_schedule that is no schedule",
+    lambda: _corrupt(lambda s, ps: s["param_groups"][0].update(lr_schedule="cosine", lr_schedule_step=0))("SGD"))
+add("SGD-load-schedule-step-negative", ValueError, r"lr_schedule_step'\] must be at least 0",
+    lambda: _corrupt(lambda s, ps: s["param_groups"][0].update(lr_schedule=schedules.cosine(0.1, 10).to_dict(),
+                                                               lr_schedule_step=-3))("SGD"))
+add("SGD-load-schedule-step-missing", TypeError, r"lr_schedule_step'\] must be an int, got NoneType",
+    lambda: _corrupt(lambda s, ps: s["param_groups"][0].update(lr_schedule=schedules.cosine(0.1, 10).to_dict()))("SGD"))
+
+
+@case("Adam-state-dict-into-SGD-with-momentum", ValueError,
+      r"param_groups\[0\] lacks \['momentum', 'dampening'\], which every SGD group has; its state holds "
+      r"\['exp_avg', 'exp_avg_sq', 'step'\] where SGD keeps \['momentum_buffer'\]: is it another optimizer's")
+def _():
+    _, adam = stepped(optim.Adam)
+    ps, sgd = stepped(optim.SGD, momentum=0.9)
+    saved = adam.state_dict()
+    return [ps, sgd, saved], lambda: sgd.load_state_dict(saved)
 
 
 # --- 4. schedulers: bad arguments raise before the optimizer's groups change -------------------------
@@ -466,6 +504,66 @@ _scheduler_load("lambda-lambdas-count", ValueError, "lr_lambdas must be a list o
                 lambda s: {**s, "lr_lambdas": [None, None]}, lambda o: S.LambdaLR(o, lambda e: 1.0))
 _scheduler_load("plateau-mode", ValueError, "mode sideways is unknown",
                 lambda s: {**s, "mode": "sideways"}, lambda o: _Plateau(o))
+# a loaded state is checked as the constructor checks its arguments (issue 25): torch loads each
+# of these and fails (or sets a NaN lr) at a later step
+_scheduler_load("StepLR-step-size-0", ValueError, "step_size must be at least 1, got 0", lambda s: {**s, "step_size": 0})
+_scheduler_load("StepLR-gamma-nan", ValueError, "gamma must be finite, got nan", lambda s: {**s, "gamma": NAN})
+_scheduler_load("base-lrs-nan", ValueError, "base_lrs must be finite", lambda s: {**s, "base_lrs": [NAN]})
+_scheduler_load("MultiStepLR-milestone-string", TypeError, r"milestones\[0\] must be an int",
+                lambda s: {**s, "milestones": ["3"]}, lambda o: S.MultiStepLR(o, [2, 4]))
+_scheduler_load("ExponentialLR-gamma-inf", ValueError, "gamma must be finite", lambda s: {**s, "gamma": INF},
+                lambda o: S.ExponentialLR(o, 0.5))
+_scheduler_load("CosineAnnealingLR-T-max-0", ValueError, "T_max must be greater than 0, got 0",
+                lambda s: {**s, "T_max": 0}, lambda o: S.CosineAnnealingLR(o, 4))
+_scheduler_load("PolynomialLR-power-negative", ValueError, "power must be at least 0, got -1",
+                lambda s: {**s, "power": -1}, lambda o: S.PolynomialLR(o))
+_scheduler_load("ConstantLR-factor-2", ValueError, "Constant multiplicative factor expected to be between 0 and 1",
+                lambda s: {**s, "factor": 2.0}, lambda o: S.ConstantLR(o))
+_scheduler_load("LinearLR-total-iters-string", TypeError, "total_iters must be an int",
+                lambda s: {**s, "total_iters": "5"}, lambda o: S.LinearLR(o))
+_scheduler_load("warm-restarts-T-i-0", ValueError, "Expected positive integer T_i, but got 0",
+                lambda s: {**s, "T_i": 0}, lambda o: S.CosineAnnealingWarmRestarts(o, 2))
+_scheduler_load("plateau-factor-2", ValueError, r"Factor should be < 1.0.",
+                lambda s: {**s, "factor": 2.0}, lambda o: _Plateau(o))
+_scheduler_load("plateau-patience-string", TypeError, "patience must be an int, got str 'x'",
+                lambda s: {**s, "patience": "x"}, lambda o: _Plateau(o))
+_scheduler_load("plateau-best-nan", ValueError, "best must be a number",
+                lambda s: {**s, "best": NAN}, lambda o: _Plateau(o))
+_scheduler_load("OneCycleLR-total-steps-0", ValueError, "Expected positive integer total_steps, but got 0",
+                lambda s: {**s, "total_steps": 0}, lambda o: S.OneCycleLR(o, 1.0, total_steps=10))
+_scheduler_load("OneCycleLR-anneal-strategy", ValueError, "anneal_strategy must be one of 'cos' or 'linear'",
+                lambda s: {**s, "_anneal_func_type": "cubic"}, lambda o: S.OneCycleLR(o, 1.0, total_steps=10))
+_scheduler_load("OneCycleLR-unknown-anneal-func", ValueError, "anneal_func must be torch's _annealing_cos",
+                lambda s: {**{k: v for k, v in s.items() if k != "_anneal_func_type"}, "anneal_func": print},
+                lambda o: S.OneCycleLR(o, 1.0, total_steps=10))
+_scheduler_load("CyclicLR-total-size-0", ValueError, "total_size must be greater than 0",
+                lambda s: {**s, "total_size": 0.0}, lambda o: S.CyclicLR(o, 0.1, 1.0))
+_scheduler_load("SWALR-anneal-epochs-negative", ValueError, "anneal_epochs must be equal or greater than 0",
+                lambda s: {**s, "anneal_epochs": -1}, lambda o: swa_utils.SWALR(o, 0.05))
+_scheduler_load("SWALR-anneal-strategy", ValueError, "anneal_strategy must be one of 'cos' or 'linear'",
+                lambda s: {**s, "_anneal_strategy": "cubic"}, lambda o: swa_utils.SWALR(o, 0.05))
+_scheduler_load("sequential-child-step-size-0", ValueError, "step_size must be at least 1, got 0",
+                lambda s: {**s, "_schedulers": [s["_schedulers"][0], {**s["_schedulers"][1], "step_size": 0}]},
+                lambda o: S.SequentialLR(o, [S.StepLR(o, 2), S.StepLR(o, 3)], milestones=[2]))
+_scheduler_case("PolynomialLR-power-negative", ValueError, "power must be at least 0, got -1",
+                lambda o: S.PolynomialLR(o, power=-1))
+
+
+def _nan_factor_at_step(cls):
+    """A lambda scheduler whose second group's factor is NaN at epoch 2: that step raises."""
+    def make():
+        ps = params()
+        opt = optim.SGD([{"params": ps[:1]}, {"params": ps[1:]}], lr=0.5)
+        scheduler = cls(opt, [lambda epoch: 0.5, lambda epoch: NAN if epoch == 2 else 0.5])
+        opt.step()
+        scheduler.step()
+        return [ps, opt, scheduler], scheduler.step
+    add(f"scheduler-{cls.__name__}-nan-factor-at-step", ValueError,
+        r"the factor lr_lambda\(2\) of param_groups\[1\] must be finite, got nan", make)
+
+
+_nan_factor_at_step(S.LambdaLR)
+_nan_factor_at_step(S.MultiplicativeLR)
 
 
 class _Plateau(S.ReduceLROnPlateau):
@@ -511,6 +609,24 @@ def _():
     saved = guard.state_dict()
     saved["skip_nonfinite"]["skipped_steps"] = -1
     return [ps, guard, saved], lambda: guard.load_state_dict(saved)
+
+
+def _averaged_load(name, exc, message, count):
+    """An AveragedModel that averaged twice, loading its state with ``n_averaged`` replaced."""
+    def make():
+        model = nn.Linear(2, 2)
+        averaged = swa_utils.AveragedModel(model)
+        averaged.update_parameters(model)
+        averaged.update_parameters(model)
+        saved = {**averaged.state_dict(), "n_averaged": count}
+        return [model, averaged, saved], lambda: averaged.load_state_dict(saved)
+    add(f"AveragedModel-load-{name}", exc, message, make)
+
+
+# the count is checked as the one averaging keeps (issue 25): torch loads -1 (the next average
+# divides by zero) and truncates 2.5
+_averaged_load("negative-count", ValueError, "n_averaged must be at least 0, got -1", lucid.tensor(-1))
+_averaged_load("fractional-count", TypeError, "n_averaged must be an int, got float 2.5", lucid.tensor(2.5))
 
 
 @case("AveragedModel-update-with-other-model", ValueError, "tensor 0 of the model has shape")

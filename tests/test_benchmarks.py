@@ -79,6 +79,49 @@ def test_conv_net_benchmark_quick_mode_prints_the_table(capsys):
     assert cells[0] == "4" and float(cells[1]) > 0 and float(cells[2]) > 0 and cells[3].endswith("x")
 
 
+def test_reference_benchmark_quick_mode_prints_a_row_per_optimizer_and_layout(capsys):
+    pytest.importorskip("torch")
+    import bench_optim_references
+    import bench_optim_step
+
+    for name, (_, module, _, _) in bench_optim_references.REFERENCES.items():
+        pytest.importorskip(module)
+    assert bench_optim_references.main(["--quick"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| ") and "---" not in line and "optimizer" not in line]
+    assert len(rows) == len(bench_optim_references.REFERENCES) * len(bench_optim_step.QUICK_LAYOUTS)
+    for row in rows:
+        cells = [c.strip() for c in row.split("|")[3:6]]
+        assert all(c == "—" or float(c) > 0 for c in cells), row
+
+
+def test_schedule_free_benchmark_quick_mode_prints_a_row_per_optimizer_and_layout(capsys):
+    pytest.importorskip("schedulefree")
+    import bench_optim_step
+    import bench_schedule_free_step
+
+    assert bench_schedule_free_step.main(["--quick"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| ") and "---" not in line and "optimizer" not in line]
+    assert len(rows) == len(bench_schedule_free_step.OPTIMIZERS) * len(bench_optim_step.QUICK_LAYOUTS)
+    for row in rows:  # the reference's cells are differences of medians: numbers, of either sign in --quick
+        lucid_ms, *reference_ms = (float(c.strip()) for c in row.split("|")[3:6])
+        assert lucid_ms > 0, row
+
+
+def test_soap_benchmark_quick_mode_prints_a_row_per_layout(capsys):
+    pytest.importorskip("torch")
+    pytest.importorskip("pytorch_optimizer")
+    import bench_soap_step
+
+    assert bench_soap_step.main(["--quick"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| ") and "---" not in line and "layout" not in line]
+    assert len(rows) == len(bench_soap_step.QUICK_LAYOUTS)
+    for row in rows:
+        assert all(float(c.strip()) > 0 for c in row.split("|")[3:6]), row
+
+
 def test_algorithm_comparison_quick_mode_prints_a_row_per_algorithm_and_workload(capsys):
     import bench_algorithms
 

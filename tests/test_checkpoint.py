@@ -8,6 +8,7 @@ import json
 import math
 import os
 import pickle
+import sys
 import zipfile
 
 import numpy as np
@@ -73,6 +74,21 @@ def test_python_values_come_back_with_their_types():
         assert type(out[key]) is type(obj[key])
     assert math.copysign(1.0, out["floats"][1]) == -1.0 and math.isnan(out["nan"])
     assert type(out["odict"]) is collections.OrderedDict and type(out["counter"]) is collections.Counter
+
+
+def test_ints_of_up_to_4300_digits_round_trip_whatever_the_interpreters_limit():
+    """4300 digits is Python's default limit on int <-> str; a file holds the same ints
+    whatever sys.set_int_max_str_digits says where it is written or read (here 640, the least)."""
+    values = [10**4300 - 1, -(10**4300 - 1), 2**53 + 1, -(2**64)]
+    buffer = io.BytesIO()
+    previous = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(640)
+    try:
+        lucid.save(values, buffer)
+        buffer.seek(0)
+        assert lucid.load(buffer) == values
+    finally:
+        sys.set_int_max_str_digits(previous)
 
 
 def test_parameters_and_requires_grad_are_kept():
@@ -167,6 +183,23 @@ def test_a_bad_map_location_is_a_value_error(bad):
     buffer.seek(0)
     with pytest.raises(ValueError, match="map_location must be None, 'cpu' or 'gpu'"):
         lucid.load(buffer, map_location=bad)
+
+
+@pytest.mark.skipif(not GPU, reason=NO_MLX)
+def test_a_shape_the_device_cannot_hold_is_a_value_error_naming_the_file(tmp_path):
+    """An empty tensor of shape [0, 2**40] is a NumPy array, not an MLX one (its dimensions are
+    int32): on "gpu" the file is refused, naming it, the tensor and the way out."""
+    header, body = _parts(_good())
+    header["w"].update(shape=[0, 2**40], data_offsets=[0, 0])
+    structure = json.loads(header["__metadata__"]["lucid.structure"])
+    structure["dict"][0][1]["shape"] = [0, 2**40]
+    header["__metadata__"]["lucid.structure"] = json.dumps(structure)
+    path = tmp_path / "wide.ckpt"
+    path.write_bytes(_file_with(header, body[8:]))
+    assert lucid.load(path, map_location="cpu")["w"].shape == (0, 2**40)
+    with pytest.raises(ValueError, match=rf"{path}: obj\['w'\] has shape \[0, {2**40}\], with a dimension over "
+                                         r"2147483647, .* load it with map_location='cpu'"):
+        lucid.load(path, map_location="gpu")
 
 
 def test_a_gpu_checkpoint_loads_on_cpu_where_mlx_is_missing(tmp_path):
@@ -280,6 +313,7 @@ REFUSED = [
     ("tensor key", [{lucid.ones(1): 1}], r"the key .* of obj\[0\]"),
     ("too deep", _deep(250), r"nested deeper than 200 levels"),
     ("top-level lambda", lambda: 0, r"the object itself: a lambda"),
+    ("int of 4301 digits", {"n": [-(10**4300)]}, r"obj\['n'\]\[0\]: an int of more than 4300 digits"),
 ]
 
 
@@ -418,8 +452,11 @@ BAD_FILES = [
     ("structure a number", _with_structure("3.5e"), "not valid JSON"),
     ("structure unknown tag", _with_structure('{"pickle": "os.system"}'), "unknown entry \\['pickle'\\]"),
     ("structure two tags", _with_structure('{"int": "1", "float": "nan"}'), "unknown entry"),
-    ("structure bad int", _with_structure('{"int": "12a"}'), "an int must be written as digits"),
-    ("structure int not str", _with_structure('{"int": 12}'), "an int must be written as digits"),
+    ("structure bad int", _with_structure('{"int": "12a"}'), "an int must be written as up to 4300 digits"),
+    ("structure int not str", _with_structure('{"int": 12}'), "an int must be written as up to 4300 digits"),
+    ("structure int --5", _with_structure('{"int": "--5"}'), "an int must be written as up to 4300 digits"),
+    ("structure int of 5000 digits", _with_structure(json.dumps({"int": "9" * 5000})),
+     r"an int must be written as up to 4300 digits, got '9999.*9999'"),
     ("structure bad float", _with_structure('{"float": "1.5"}'), "a tagged float must be"),
     ("structure bad dtype", _with_structure('{"dtype": "complex"}'), "unknown dtype 'complex'"),
     ("structure tuple of dict", _with_structure('{"tuple": {"a": 1}}'), "a tuple must hold a JSON list"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,6 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lucid
+
+from conftest import GPU
 
 # --- a process killed in the middle of saving a 200 MB checkpoint ------------------------------
 BIG = 50_000_000  # int32 values: 200 MB
@@ -50,7 +53,8 @@ def _kill_while_saving(path, delay: float | None) -> float:
 def test_a_save_killed_at_any_moment_leaves_the_old_file_or_the_whole_new_one(tmp_path):
     """The first save runs to the end and is timed; the next ones are killed at fractions of
     that time (at once, a quarter, half, three quarters in), so that the kills land in the
-    encoding, the write and the fsync whatever the machine's speed."""
+    encoding, the write and the fsync whatever the machine's speed. Each next save removes
+    the temporary file the killed one left."""
     path = tmp_path / "run.safetensors"
     old = {"version": 1, "weights": lucid.arange(10, dtype=lucid.float64)}
     outcomes, duration = [], None
@@ -59,8 +63,6 @@ def test_a_save_killed_at_any_moment_leaves_the_old_file_or_the_whole_new_one(tm
         elapsed = _kill_while_saving(path, None if fraction is None else fraction * duration)
         duration = duration or elapsed
         assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".tmp")) == ["run.safetensors"]
-        for leftover in tmp_path.glob(".run.safetensors.*.tmp"):  # a killed save may leave its temporary
-            leftover.unlink()
         loaded = lucid.load(path)
         outcomes.append(loaded["version"])
         if loaded["version"] == 1:
@@ -71,6 +73,8 @@ def test_a_save_killed_at_any_moment_leaves_the_old_file_or_the_whole_new_one(tm
             assert big.shape == (BIG,) and np.array_equal(big, np.arange(BIG, dtype=np.int32))
         del loaded
     assert outcomes[0] == 2 and outcomes[1] == 1  # not killed: the new file; killed at once: the old one
+    lucid.save(old, path)
+    assert os.listdir(tmp_path) == ["run.safetensors"]
 
 
 # --- fuzzing lucid.load -----------------------------------------------------------------------------
@@ -86,12 +90,16 @@ VALID = _valid_file()
 FUZZ = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _load_or_refuse(data: bytes) -> None:
-    """lucid.load either returns or raises ValueError: nothing else may come out."""
+def _load_or_refuse(data: bytes, map_location=None) -> None:
+    """lucid.load either returns or raises ValueError naming the file: nothing else may come out."""
     try:
-        lucid.load(io.BytesIO(data))
+        lucid.load(io.BytesIO(data), map_location=map_location)
     except ValueError as error:
         assert "<BytesIO>" in str(error)
+
+
+# where the tensors go: each device's own limits (MLX's int32 dimensions) must end in ValueError too
+PLACES = st.sampled_from([None, "cpu"] + (["gpu"] if GPU else []))
 
 
 @FUZZ
@@ -153,18 +161,61 @@ STRUCTURE_PATHS = list(_paths(_STRUCTURE))
 HEADER_PATHS = [p for p in _paths({k: v for k, v in _HEADER.items() if k != "__metadata__"}) if p]
 
 
-@FUZZ
-@given(st.sampled_from(STRUCTURE_PATHS), JSON)
-def test_any_json_anywhere_in_the_structure_only_ever_raises_value_error(path, new):
+def _with_structure(structure) -> bytes:
     header = dict(_HEADER, __metadata__=dict(_HEADER["__metadata__"]))
-    header["__metadata__"]["lucid.structure"] = json.dumps(_replace(_STRUCTURE, path, new))
-    _load_or_refuse(_with_header(header))
+    header["__metadata__"]["lucid.structure"] = json.dumps(structure)
+    return _with_header(header)
 
 
 @FUZZ
-@given(st.sampled_from(HEADER_PATHS), JSON)
-def test_any_json_anywhere_in_the_header_only_ever_raises_value_error(path, new):
-    _load_or_refuse(_with_header(_replace(_HEADER, path, new)))
+@given(st.sampled_from(STRUCTURE_PATHS), JSON, PLACES)
+def test_any_json_anywhere_in_the_structure_only_ever_raises_value_error(path, new, place):
+    _load_or_refuse(_with_structure(_replace(_STRUCTURE, path, new)), place)
+
+
+@FUZZ
+@given(st.sampled_from(HEADER_PATHS), JSON, PLACES)
+def test_any_json_anywhere_in_the_header_only_ever_raises_value_error(path, new, place):
+    _load_or_refuse(_with_header(_replace(_HEADER, path, new)), place)
+
+
+# sizes around every limit: MLX's int32 dimensions, NumPy's 2**63, safetensors' 2**64
+SIZES = st.integers(0, 3) | st.sampled_from([2**31 - 1, 2**31, 2**32, 2**40, 2**62, 2**63, 2**64]) | st.integers(0)
+EMPTY_SHAPES = st.tuples(st.lists(SIZES, max_size=5), st.integers(0, 5)).map(lambda s: [*s[0][: s[1]], 0, *s[0][s[1]:]])
+
+
+@settings(max_examples=150, deadline=None)
+@given(EMPTY_SHAPES, PLACES)
+def test_an_empty_tensor_of_any_shape_loads_or_raises_value_error_on_every_device(shape, place):
+    """Shape and structure agree and the data is empty, so only the devices' own limits can object."""
+    buffer = io.BytesIO()
+    lucid.save({"t": lucid.zeros(0), "n": 1}, buffer)
+    data = buffer.getvalue()
+    size = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8 : 8 + size])
+    header["t"]["shape"] = shape
+    structure = json.loads(header["__metadata__"]["lucid.structure"])
+    structure["dict"][0][1]["shape"] = shape
+    header["__metadata__"]["lucid.structure"] = json.dumps(structure)
+    text = json.dumps(header).encode()
+    _load_or_refuse(len(text).to_bytes(8, "little") + text, place)
+
+
+DIGITS = st.text(alphabet="0123456789", min_size=1, max_size=6)
+INT_TEXTS = (st.text(alphabet="-+ _0123456789\u0663\u00b2xe.", max_size=12)
+             | st.builds(lambda sign, n: sign + "7" * n, st.sampled_from(["", "-", "--"]), st.integers(4290, 4310))
+             | st.builds(lambda a, b: f"{a}-{b}", DIGITS, DIGITS))
+
+
+@settings(max_examples=150, deadline=None)
+@given(INT_TEXTS, PLACES)
+def test_any_text_as_a_big_int_loads_as_that_int_or_raises_value_error(text, place):
+    try:
+        loaded = lucid.load(io.BytesIO(_with_structure({"int": text})), map_location=place)
+    except ValueError as error:
+        assert "<BytesIO>" in str(error)
+    else:
+        assert re.fullmatch(r"-?[0-9]{1,4300}", text) and loaded == int(text)
 
 
 @settings(max_examples=60, deadline=None)

@@ -8,6 +8,7 @@ so that start-up is paid once per world size. The failure tests start processes 
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -97,6 +98,39 @@ def test_launcher_fails_when_a_rank_raises(tmp_path):
     assert "ValueError: rank 1 fails on purpose" in output
     assert "rank 1 exited with status 1" in output
     assert elapsed < BOUND
+
+
+def test_collectives_that_disagree_fail_the_job_on_every_rank(tmp_path):
+    # float32[4] against float64[2]: the same bytes, which MLX summed into nonsense (exit 0)
+    script = _script(tmp_path, """
+        import lucid, lucid.distributed as dist
+        dist.init_process_group("ring")
+        rank = dist.get_rank()
+        dist.all_reduce(lucid.ones(4) if rank == 0 else lucid.ones(2, dtype=lucid.float64))
+        print("rank", rank, "went on", flush=True)
+    """)
+    status, output, elapsed = _launch(tmp_path, "--nproc", "2", script, timeout=BOUND + 30)
+    assert status == 1 and "went on" not in output, output
+    for rank in (0, 1):
+        assert (f"lucid.distributed.DistBackendError: all_reduce on rank {rank} of 2: the processes called "
+                "collectives that disagree on the dtype (float32 against float64): rank 0 called "
+                "all_reduce(float32[4], op=SUM); rank 1 called all_reduce(float64[2], op=SUM)") in output, output
+        assert f"rank {rank} exited with status 1" in output, output
+    assert elapsed < BOUND
+
+
+def test_a_disagreement_names_each_call_and_what_differs():
+    from lucid.distributed._agreement import Call, disagreement
+
+    many = Call("DDP", op="AVG", tensors=tuple(("float32", (n,)) for n in range(6)), layout=((0,) * 6,))
+    other = Call("DDP", op="AVG", tensors=many.tensors[:5] + (("float64", (5,)),), layout=((0,) * 6,))
+    calls = [Call.decode(c.encode()) for c in (many, other, other, many)]
+    assert disagreement(calls).startswith(
+        "the processes called collectives that disagree on the dtype of tensor 5 (float32 against float64): "
+        "ranks 0, 3 called DDP([float32[0], float32[1], float32[2], float32[3], ... (6 tensors)], op=AVG, "
+        "grouped as [[0, 0, 0, 0, 0, 0]]); ranks 1, 2 called DDP(")
+    again = Call("DDP", op="AVG", tensors=tuple(("float32", (n,)) for n in range(6)), layout=((0,) * 6,))
+    assert many.fingerprint() == again.fingerprint() != other.fingerprint()
 
 
 def test_launcher_with_a_hostfile_passes_arguments_and_status(tmp_path):
@@ -334,6 +368,79 @@ def test_zero_partition_is_torchs_greedy_by_size(monkeypatch):
     zero._partition_cache = None
     sizes = [[p.numel() for g in groups for p in g["params"]] for groups in zero._partition()]
     assert sizes == [[10, 3], [7, 5, 1]]  # largest first, each to the rank with fewer elements
+
+
+@pytest.fixture
+def port_in_use():
+    """A port on 127.0.0.1 that a socket listens on (with SO_REUSEADDR, as a server would)."""
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", launcher.free_ports(3) + 1))
+    server.listen()
+    yield server.getsockname()[1]
+    server.close()
+
+
+def test_a_port_in_use_is_named_by_the_launcher(tmp_path, port_in_use):
+    script = _script(tmp_path, "print('started', flush=True)\n")
+    status, output, _ = _launch(tmp_path, "--nproc", "2", "--port", str(port_in_use - 1), script)
+    assert status == 1 and "started" not in output, output
+    assert (f"port {port_in_use} on 127.0.0.1 is in use (the 2 processes listen on ports {port_in_use - 1} to "
+            f"{port_in_use}, one each): pass another --port, or leave --port out") in output, output
+    again = tmp_path / "again"
+    again.mkdir()
+    status, output, _ = _launch(again, "--nproc", "2", "--port", "65535", script)
+    assert status == 1 and "--port 65535 leaves no room for 2 consecutive ports" in output, output
+
+
+def test_init_names_the_address_it_cannot_listen_on(tmp_path, port_in_use):
+    # a hostfile of one's own (or mlx.launch's) whose port is taken: MLX says only "error: 98"
+    hostfile = tmp_path / "hosts.json"
+    hostfile.write_text(json.dumps([[f"127.0.0.1:{port_in_use}"], [f"127.0.0.1:{port_in_use + 1}"]]))
+    script = _script(tmp_path, """
+        import lucid.distributed as dist
+        dist.init_process_group("ring", timeout=20)
+    """)
+    env = dict(_env(tmp_path), MLX_HOSTFILE=str(hostfile), MLX_RANK="0")
+    done = subprocess.run([sys.executable, script], env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=BOUND)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (f"RuntimeError: init_process_group(backend='ring'): this process (MLX_RANK=0) could not listen on "
+            f"127.0.0.1:{port_in_use}: Address already in use (errno 98). Another program or job holds that "
+            "port: start the job on other ports") in done.stderr, done.stderr
+
+
+def test_init_refuses_a_launcher_environment_that_is_not_one(tmp_path):
+    # MLX took a rank of "x" or "-1" for some rank and waited for peers that never came
+    hostfile = tmp_path / "hosts.json"
+    hostfile.write_text(json.dumps([["127.0.0.1:1"], ["127.0.0.1:2"]]))
+    (tmp_path / "dict.json").write_text('{"hosts": 2}')
+    (tmp_path / "garbage.json").write_text("not json")
+    cases = [("x", hostfile, "MLX_RANK must be an integer from 0 to 1 (MLX_HOSTFILE lists 2 processes), got 'x'"),
+             ("-1", hostfile, "MLX_RANK must be an integer from 0 to 1 (MLX_HOSTFILE lists 2 processes), got '-1'"),
+             ("2", hostfile, "MLX_RANK must be an integer from 0 to 1 (MLX_HOSTFILE lists 2 processes), got '2'"),
+             ("0", tmp_path / "missing.json", "missing.json' cannot be read (No such file or directory)"),
+             ("0", tmp_path / "dict.json", "dict.json' must be a JSON list with one entry per process"),
+             ("0", tmp_path / "garbage.json", "garbage.json' is not JSON")]
+    script = _script(tmp_path, """
+        import json, os, sys, lucid.distributed as dist
+        for backend in ("ring", "any"):
+            for rank, path in json.loads(sys.argv[1]):
+                os.environ.update(MLX_RANK=rank, MLX_HOSTFILE=path)
+                try:
+                    dist.init_process_group(backend, timeout=5)
+                except ValueError as error:
+                    print(error, flush=True)
+                assert not dist.is_initialized()
+    """)
+    done = subprocess.run([sys.executable, script, json.dumps([(rank, str(path)) for rank, path, _ in cases])],
+                          env=_env(tmp_path), cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=BOUND)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2 * len(cases), done.stdout
+    for line, (backend, (_, _, expected)) in zip(lines, [(b, c) for b in ("ring", "any") for c in cases]):
+        assert line.startswith(f"init_process_group(backend={backend!r}): ") and expected in line, line
 
 
 def test_free_ports_are_consecutive_and_free():

@@ -112,7 +112,8 @@ def test_torch_reproduces_golden(case, dtype_name):
     from torch_reference import golden_arrays
 
     problems = replay_problems(load_golden(case, dtype_name), golden_arrays(case, dtype_name), runs=True,
-                               float64_table=tolerance_table(case), what=f"{case.name}.{dtype_name}")
+                               table=info_of(case).trajectory_table, float64_table=tolerance_table(case),
+                               what=f"{case.name}.{dtype_name}")
     assert not problems, "\n".join(problems)
 
 

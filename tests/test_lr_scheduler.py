@@ -710,3 +710,36 @@ def test_counts_take_any_integer_and_keep_a_python_int():
     assert type(scheduler.step_size) is int and scheduler.step_size == 2
     with pytest.raises(TypeError, match="step_size must be an int, got bool True"):
         S.StepLR(sgd(1.0), step_size=True)
+
+
+@pytest.mark.parametrize("strategy", ["cos", "linear"])
+def test_onecycle_loads_an_older_torchs_state_dict_with_anneal_func_as_torch_does(strategy):
+    """An older torch saved the annealing function (``anneal_func``), not ``_anneal_func_type``;
+    torch 2.13 loads such a dict, and so does lucid (it refused the entry), continuing with
+    torch's lrs to the bit."""
+    torch = pytest.importorskip("torch")
+    runs = []
+    for lib, opt_of in ((S, lambda: sgd(1.0)), (torch.optim.lr_scheduler, lambda: torch.optim.SGD(
+            [torch.nn.Parameter(torch.zeros(1))], lr=1.0, momentum=0.9))):
+        first = lib.OneCycleLR(opt_of(), max_lr=1.0, total_steps=12, anneal_strategy=strategy)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(4):
+                first.optimizer.step()
+                first.step()
+        older = {k: v for k, v in first.state_dict().items() if k != "_anneal_func_type"}
+        older["anneal_func"] = getattr(first, f"_annealing_{strategy}")
+        optimizer = opt_of()
+        optimizer.load_state_dict(first.optimizer.state_dict())
+        resumed = lib.OneCycleLR(optimizer, max_lr=1.0, total_steps=12, anneal_strategy=strategy)
+        resumed.load_state_dict(older)
+        assert lib is not S or "anneal_func" not in resumed.__dict__  # lucid keeps no function
+        lrs = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(6):
+                optimizer.step()
+                resumed.step()
+                lrs.append(optimizer.param_groups[0]["lr"])
+        runs.append(lrs)
+    assert [_bits(lr) for lr in runs[0]] == [_bits(lr) for lr in runs[1]]

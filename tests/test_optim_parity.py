@@ -19,7 +19,7 @@ import pytest
 
 import lucid
 import lucid.optim
-from optim_cases import gradient, initial_params, load_golden, tolerance_table
+from optim_cases import gradient, initial_params, load_golden, recorded_steps, tolerance_table
 from optim_registry import CASES, CASES_BY_NAME, info_of
 from trajectories import TRUTH, judge_recording, split_truth
 
@@ -50,16 +50,23 @@ def run_lucid(case, dtype_name, device):
     optimizer = getattr(lucid.optim, case.optimizer)(groups, **kwargs)
     record = {f"p{i}": [p.detach().numpy().copy() for _ in range(1)] for i, p in enumerate(params)}
     states = [dict() for _ in params]
+    recorded = set(recorded_steps(case))
     for step in range(1, case.steps + 1):
         for i, p in enumerate(params):
             g = gradient(case, step, i, np.asarray(p.detach()))
             p.grad = None if g is None else lucid.tensor(g, device=device)
         optimizer.step()
+        if step in case.eval_after:
+            optimizer.eval()
+        if step not in recorded:  # (the eval_after steps are recorded)
+            continue
         for i, p in enumerate(params):
             record[f"p{i}"].append(np.asarray(p.detach()))
             state = optimizer.state[i] if i in optimizer.state else {}
             for key, value in state.items():
                 states[i].setdefault(key, {})[step] = value if key == "step" else np.asarray(value.detach())
+        if step in case.eval_after:  # the evaluation weights recorded: back to training
+            optimizer.train()
     return {k: np.stack(v) for k, v in record.items()}, states
 
 
@@ -75,11 +82,11 @@ def _recorded(case, trajectory, states, expected):
             want = expected[f"s{i}.{key}"]
             got = states[i].get(key, {})
             if key == "step":
-                out[f"s{i}.step"] = np.array([got.get(t, -1) for t in range(1, case.steps + 1)], dtype=np.int64)
+                out[f"s{i}.step"] = np.array([got.get(t, -1) for t in recorded_steps(case)], dtype=np.int64)
             else:
                 out[f"s{i}.{key}"] = np.stack([np.asarray(got[t], dtype=want.dtype) if t in got
                                                else np.full(want.shape[1:], np.nan, want.dtype)
-                                               for t in range(1, case.steps + 1)])
+                                               for t in recorded_steps(case)])
     return out
 
 
@@ -98,7 +105,8 @@ def _compare(case, dtype_name, device, expected, run=None):
                                       err_msg=f"{case.name}: {key} exists at other steps than torch's")
         if key.startswith("p"):
             np.testing.assert_array_equal(got[key][0], want[0], err_msg=f"{case.name}: {key} initially")
-    judge_recording(got, expected, runs=True, float64_table=tolerance_table(case), what=f"{case.name} ({dtype_name} on {device})")
+    judge_recording(got, expected, runs=True, table=info_of(case).trajectory_table, float64_table=tolerance_table(case),
+                    what=f"{case.name} ({dtype_name} on {device})")
 
 
 # lucid's runs, kept for the live comparison of the same run (each case is run once per device)

@@ -641,6 +641,93 @@ def test_loading_a_torch_style_tensor_step_gives_an_int():
     assert all(type(opt.state[i]["step"]) is int and opt.state[i]["step"] == 1 for i in opt.state)
 
 
+@pytest.mark.parametrize("integral", [lucid.int64, lucid.bool])
+def test_integer_and_bool_state_is_cast_to_the_parameters_dtype_as_torch_casts_it(integral):
+    """torch's load casts every tensor but ``step`` to a floating parameter's dtype (issue 25:
+    an int64 ``exp_avg`` stayed int64 and stepped as ``[1, 1, 2]``); both then step alike."""
+    torch = torch_or_skip()
+    opt, params = _training("Adam", {"lr": 0.1})
+    _run(opt, params, range(1, 3))
+    saved = opt.state_dict()
+    for entry in saved["state"].values():
+        entry["exp_avg"] = lucid.tensor(host(entry["exp_avg"]) * 3 > 0.5, dtype=integral)
+    opt.load_state_dict(saved)
+    tparams = [torch.nn.Parameter(torch.tensor(host(p))) for p in params]
+    topt = torch.optim.Adam([{"params": tparams[:2]}, {"params": tparams[2:], "lr": 0.03}], lr=0.1)
+    topt.load_state_dict(_torch_state_dict(saved, torch))
+    for i, p in enumerate(params):
+        assert opt.state[p]["exp_avg"].dtype is p.dtype is lucid.float64
+        assert topt.state[tparams[i]]["exp_avg"].dtype is torch.float64
+        np.testing.assert_array_equal(host(opt.state[p]["exp_avg"]), host(saved["state"][i]["exp_avg"]).astype(np.float64))
+    for step in range(3, 6):
+        set_grads(params, step)
+        for i, tp in enumerate(tparams):
+            tp.grad = torch.tensor(grad_for(step, i, tp.detach().numpy()))
+        opt.step()
+        topt.step()
+    for p, tp in zip(params, tparams):
+        close(host(p), tp.detach().numpy(), "float64")
+
+
+def test_an_older_torchs_groups_get_torchs_defaults_for_the_flags_they_lack():
+    """Flags torch added later (``foreach``, ``maximize``, ``capturable``, ``differentiable``,
+    ``fused``, ``amsgrad``, ``decoupled_weight_decay``) are filled as torch's ``__setstate__``
+    fills them, not from the optimizer loading them."""
+    torch = torch_or_skip()
+    flags = ("foreach", "maximize", "capturable", "differentiable", "fused", "amsgrad", "decoupled_weight_decay")
+    opt, params = _training("Adam", {"lr": 0.1})
+    _run(opt, params, range(1, 3))
+    older = opt.state_dict()
+    for group in older["param_groups"]:
+        for flag in flags:
+            del group[flag]
+    twins = _clone_params(params)
+    twin = optim.Adam([{"params": twins[:2]}, {"params": twins[2:]}], lr=0.5, amsgrad=True, maximize=True)
+    twin.load_state_dict(older)
+    tparams = [torch.nn.Parameter(torch.tensor(host(p))) for p in params]
+    topt = torch.optim.Adam([{"params": tparams[:2]}, {"params": tparams[2:]}], lr=0.5, amsgrad=True, maximize=True)
+    topt.load_state_dict(_torch_state_dict(older, torch))
+    for mine, theirs in zip(twin.param_groups, topt.param_groups):
+        assert {flag: mine[flag] for flag in flags} == {flag: theirs[flag] for flag in flags}
+        assert mine["maximize"] is False and mine["amsgrad"] is False
+
+
+def test_an_older_torchs_python_number_eta_and_mu_load_as_float32_tensors():
+    """torch 1.x kept ASGD's ``eta`` and ``mu`` as Python numbers; torch 2.13's ``__setstate__``
+    makes them float32 tensors, and so does lucid's load (it refused them)."""
+    opt, params = _training("ASGD", {"lr": 0.05, "t0": 1})
+    _run(opt, params, range(1, 3))
+    older = opt.state_dict()
+    for entry in older["state"].values():
+        entry["eta"], entry["mu"] = float(entry["eta"].item()), 1
+    opt.load_state_dict(older)
+    for i in opt.state:
+        assert opt.state[i]["eta"].dtype is lucid.float32 and opt.state[i]["eta"].shape == ()
+        assert opt.state[i]["eta"].item() == older["state"][i]["eta"] and opt.state[i]["mu"].item() == 1.0
+
+
+def test_zero_refuses_a_group_lacking_lr_on_every_rank_and_changes_nothing():
+    """ZeroRedundancyOptimizer loads through its local optimizer, so the group checks hold there."""
+    from lucid import distributed as dist
+    from lucid.distributed.optim import ZeroRedundancyOptimizer
+    dist.init_process_group("any")
+    try:
+        opt, params = _training("Adam", {"lr": 0.1})
+        zero = ZeroRedundancyOptimizer([{"params": params[:2]}, {"params": params[2:], "lr": 0.03}], optim.Adam,
+                                       lr=0.1)
+        _run(zero, params, range(1, 3))
+        _run(opt, params, range(1, 3))
+        saved = opt.state_dict()
+        del saved["param_groups"][1]["lr"]
+        before, before_record = copy.deepcopy(zero.optim.state_dict()), record(zero.optim, params)
+        with pytest.raises(ValueError, match=r"refused on rank 0: loaded param_groups\[\d\] lacks \['lr'\]"):
+            zero.load_state_dict(saved)
+        assert_state_dicts_equal(zero.optim.state_dict(), before)
+        assert_records_equal(record(zero.optim, params), before_record)
+    finally:
+        dist.destroy_process_group()
+
+
 def assert_state_dicts_equal(a, b):
     assert a["param_groups"] == b["param_groups"]
     assert list(a["state"]) == list(b["state"])

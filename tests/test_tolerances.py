@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tolerances import JUDGED, PARITY, close, judge, normwise_ulps
+from tolerances import JUDGED, PARITY, PRODIGY, close, judge, normwise_ulps
 
 
 def test_close_holds_float64_to_1e_12_and_refuses_float32():
@@ -16,6 +16,19 @@ def test_close_holds_float64_to_1e_12_and_refuses_float32():
         close(expected * (1 + 2 * rtol), expected, "float64")
     with pytest.raises(ValueError, match="judge"):
         close(expected, expected, "float32")
+
+
+def test_close_normwise_holds_each_step_to_its_largest_magnitude():
+    # two steps of a tensor whose small entry cancels: judged against each step's largest
+    expected = np.array([[4e5, -1e-3], [2.0, 0.5]])
+    rtol, _ = PRODIGY["float64"]
+    close(expected + [[0, 0.9 * rtol * 4e5], [0, 0]], expected, "float64", PRODIGY)
+    with pytest.raises(AssertionError, match="step 0"):
+        close(expected + [[0, 1.1 * rtol * 4e5], [0, 0]], expected, "float64", PRODIGY)
+    with pytest.raises(AssertionError, match="step 1"):  # the second step's own scale, not the first's
+        close(expected + [[0, 0], [0, 1.1 * rtol * 2.0]], expected, "float64", PRODIGY)
+    with pytest.raises(AssertionError, match="NaN"):
+        close(expected + [[0, np.nan], [0, 0]], expected, "float64", PRODIGY)
 
 
 def test_judge_bounds_lucid_by_torchs_error_or_the_floor():

@@ -10,7 +10,7 @@ import contextlib
 
 import numpy as np
 
-from optim_cases import DTYPES, OptimCase, gradient, initial_params, touched_rows
+from optim_cases import DTYPES, OptimCase, gradient, initial_params, recorded_steps, touched_rows
 from optim_registry import BY_NAME
 from trajectories import with_truth
 
@@ -80,6 +80,44 @@ def lion_class():
     return Lion
 
 
+def muon_with_adamw_class():
+    """The reference of lucid.optim.MuonWithAdamW: torch.optim.Muon over the groups with
+    ``use_muon=True`` and torch.optim.AdamW over the others, stepped together.
+
+    Signature: lucid's (torch.optim.Muon's arguments, then ``adamw_lr``, ``adamw_betas``,
+    ``adamw_eps``, ``adamw_weight_decay``: torch.optim.AdamW's ``lr``, ``betas``, ``eps``,
+    ``weight_decay``). ``state`` is the two optimizers' state, by parameter. Stepped in
+    :func:`muon_in_param_dtype`, as Muon's reference. Built on first use (torch is imported lazily).
+    """
+    import torch
+
+    class MuonWithAdamW:
+        def __init__(self, params, lr=1e-3, weight_decay=0.1, momentum=0.95, nesterov=True,
+                     ns_coefficients=(3.4445, -4.775, 2.0315), eps=1e-7, ns_steps=5, adjust_lr_fn=None, *,
+                     adamw_lr=1e-3, adamw_betas=(0.9, 0.999), adamw_eps=1e-8, adamw_weight_decay=1e-2):
+            groups = list(params)
+            muon = [{k: v for k, v in g.items() if k != "use_muon"} for g in groups if g["use_muon"]]
+            adamw = [{k: v for k, v in g.items() if k != "use_muon"} for g in groups if not g["use_muon"]]
+            self.optimizers = []
+            if muon:
+                self.optimizers.append(torch.optim.Muon(
+                    muon, lr=lr, weight_decay=weight_decay, momentum=momentum, nesterov=nesterov,
+                    ns_coefficients=ns_coefficients, eps=eps, ns_steps=ns_steps, adjust_lr_fn=adjust_lr_fn))
+            if adamw:
+                self.optimizers.append(torch.optim.AdamW(adamw, lr=adamw_lr, betas=adamw_betas, eps=adamw_eps,
+                                                         weight_decay=adamw_weight_decay))
+
+        @property
+        def state(self):
+            return {p: s for optimizer in self.optimizers for p, s in optimizer.state.items()}
+
+        def step(self):
+            for optimizer in self.optimizers:
+                optimizer.step()
+
+    return MuonWithAdamW
+
+
 @contextlib.contextmanager
 def muon_in_param_dtype():
     """Run torch.optim.Muon's Newton-Schulz iteration in the parameter's dtype, not bfloat16.
@@ -116,6 +154,94 @@ def muon_in_param_dtype():
         yield
     finally:
         _muon._zeropower_via_newtonschulz = original
+
+
+def schedule_free_class(name: str):
+    """``schedulefree.<name>`` put in training mode once made, as its README asks before
+    training (lucid's Schedule-Free optimizers start in training mode)."""
+    import schedulefree
+
+    base = getattr(schedulefree, name)
+
+    class InTrainingMode(base):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.train()
+
+    InTrainingMode.__name__ = name
+    return InTrainingMode
+
+
+@contextlib.contextmanager
+def soap_qr_in_param_dtype():
+    """Run pytorch_optimizer.SOAP's QR refresh in the parameter's dtype, not float32.
+
+    pytorch-optimizer rounds the power iteration to float32 before its QR decomposition
+    (for bfloat16, which torch's QR lacks), so a float64 run's eigenbasis is orthogonal to
+    float32's precision only, and its digits beyond that are the float32 QR's of that CPU's
+    LAPACK; lucid decomposes in the working precision. This swaps in pytorch-optimizer's own
+    ``get_orthogonal_matrix_qr`` with that one cast removed (``power_iter`` for
+    ``power_iter.to(torch.float32)``), so that the golden values are float64's. A float32
+    run is unchanged by it.
+    """
+    import torch
+    from pytorch_optimizer.optimizer.soap import SOAP
+
+    original = SOAP.get_orthogonal_matrix_qr
+
+    def in_param_dtype(self, state, max_precondition_dim=10000, merge_dims=False):
+        original_shape = state["exp_avg_sq"].shape
+        permuted_shape = original_shape
+        if self.data_format == "channels_last" and len(original_shape) == 4:
+            permuted_shape = state["exp_avg_sq"].permute(0, 3, 1, 2).shape
+        exp_avg_sq = state["exp_avg_sq"]
+        if merge_dims:
+            exp_avg_sq = self.merge_dims(exp_avg_sq, max_precondition_dim)
+        matrices = []
+        for ind, (m, o) in enumerate(zip(state["GG"], state["Q"])):
+            if len(m) == 0:
+                matrices.append([])
+                continue
+            matrix_product = m @ o
+            est_eig = (o * matrix_product).sum(dim=0)
+            sort_idx = torch.argsort(est_eig, descending=True)
+            exp_avg_sq = exp_avg_sq.index_select(ind, sort_idx)
+            power_iter = matrix_product.index_select(1, sort_idx)
+            q, _ = torch.linalg.qr(power_iter)  # pytorch-optimizer: power_iter.to(torch.float32)
+            matrices.append(q)
+        if merge_dims:
+            if self.data_format == "channels_last" and len(original_shape) == 4:
+                exp_avg_sq = exp_avg_sq.reshape(permuted_shape).permute(0, 2, 3, 1)
+            else:
+                exp_avg_sq = exp_avg_sq.reshape(original_shape)
+        state["exp_avg_sq"] = exp_avg_sq
+        return matrices
+
+    SOAP.get_orthogonal_matrix_qr = in_param_dtype
+    try:
+        yield
+    finally:
+        SOAP.get_orthogonal_matrix_qr = original
+
+
+def soap_state(state: dict) -> dict:
+    """pytorch_optimizer.SOAP's state of a parameter by lucid's names: "exp_avg", "exp_avg_sq",
+    and "GG{k}", "Q{k}" for each factored dimension ``k`` (the reference's lists, whose empty
+    entries are the unfactored dimensions), each basis with lucid's signs (the largest entry
+    of each column positive; LAPACK's are arbitrary and the update does not depend on them).
+    Its copies of ``precondition_frequency`` and ``shampoo_beta`` are hyperparameters, which
+    lucid reads from the group."""
+    import torch
+
+    out = {"exp_avg": state["exp_avg"], "exp_avg_sq": state["exp_avg_sq"]}
+    for key in ("GG", "Q"):
+        for dim, value in enumerate(state.get(key) or []):
+            if isinstance(value, torch.Tensor):
+                if key == "Q":
+                    largest = value.gather(0, value.abs().argmax(dim=0, keepdim=True))
+                    value = value * largest.sign()
+                out[f"{key}{dim}"] = value
+    return out
 
 
 def optimizer_class(name: str):
@@ -170,11 +296,15 @@ def run_torch(case: OptimCase, dtype, inputs=None) -> dict[str, np.ndarray]:
     kwargs = {names.get(k, k): _to_torch(v) for k, v in case.kwargs.items()}
     optimizer = optimizer_class(case.optimizer)(groups, **kwargs)
     context = _reference_context(case.optimizer)
+    view = BY_NAME[case.optimizer].reference_state
+    view = None if view is None else view()
 
-    out = {f"p{i}": np.empty((steps + 1, *p.shape), dtype=dtype) for i, p in enumerate(params)}
+    recorded = recorded_steps(case)
+    row = {t: r for r, t in enumerate(recorded)}
+    out = {f"p{i}": np.empty((len(recorded) + 1, *p.shape), dtype=dtype) for i, p in enumerate(params)}
     for i, p in enumerate(params):
         out[f"p{i}"][0] = p.detach().numpy()
-        out[f"s{i}.step"] = np.full(steps, -1, dtype=np.int64)
+        out[f"s{i}.step"] = np.full(len(recorded), -1, dtype=np.int64)
 
     for t in range(1, steps + 1):
         # All grads are computed from the params before this step, as a
@@ -197,26 +327,39 @@ def run_torch(case: OptimCase, dtype, inputs=None) -> dict[str, np.ndarray]:
                 p.grad = torch.from_numpy(g)
         with context():
             optimizer.step()
-
+        if t in case.eval_after:
+            optimizer.eval()
+        if t not in row:
+            continue
         for i, p in enumerate(params):
-            out[f"p{i}"][t] = p.detach().numpy()
+            out[f"p{i}"][row[t] + 1] = p.detach().numpy()
             # .get, not [...]: optimizer.state is a defaultdict and indexing
             # it would create an empty state entry.
-            for key, value in optimizer.state.get(p, {}).items():
+            state = optimizer.state.get(p, {})
+            for key, value in (view(state) if view is not None and state else state).items():
                 if key == "step":
                     # Adam keeps a 0-d float32 tensor, SparseAdam a Python int.
+                    out[f"s{i}.step"][row[t]] = int(value)
+                elif isinstance(value, torch.Tensor) and value.dim() in (p.dim(), 0, 1):
+
+
                     out[f"s{i}.step"][t - 1] = int(value)
-                elif isinstance(value, torch.Tensor) and value.dim() in (p.dim(), 0):
+                elif isinstance(value, torch.Tensor) and (value.dim() in (p.dim(), 0) or view is not None):
                     # shaped like the param, or a factor of it (Adafactor's row_var, col_var),
                     # or 0-d (ASGD's eta and mu, NAdam's mu_product: float32 in torch whatever
-                    # the param dtype, stored here in the param dtype, exactly)
+                    # the param dtype, stored here in the param dtype, exactly), or flat
+                    # (Prodigy's s and p0: every slice_p-th element of the flattened param)
+                    if value.dim() == 1 != p.dim() and value.numel() == p.numel():
+                        value = value.reshape(p.shape)  # lucid keeps Prodigy's s and p0 so where slice_p is 1
                     name = f"s{i}.{key}"
                     if name not in out:
-                        out[name] = np.full((steps, *value.shape), np.nan, dtype=dtype)
-                    out[name][t - 1] = value.detach().numpy()
+                        out[name] = np.full((len(recorded), *value.shape), np.nan, dtype=dtype)
+                    out[name][row[t]] = value.detach().numpy()
                 else:
                     # Fail loudly rather than silently drop state lucid must match.
                     raise TypeError(f"{case.name}: unexpected state {key!r} of type {type(value).__name__}")
+        if t in case.eval_after:
+            optimizer.train()
     return out
 
 

@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import lbfgs_cases  # noqa: E402
 from optim_cases import DTYPES, GOLDEN_DIR, golden_path, tolerance_table  # noqa: E402
-from optim_registry import CASES, REGISTRY  # noqa: E402
+from optim_registry import CASES, REGISTRY, info_of  # noqa: E402
 from tolerances import LBFGS_TRAJECTORY, PARITY  # noqa: E402
 from torch_reference import golden_arrays, golden_lbfgs_arrays, torch_version  # noqa: E402
 from trajectories import replay_problems  # noqa: E402
@@ -272,8 +272,10 @@ def main(argv=None) -> int:
 
     if args.check:
         tables = {golden_path(c, d): tolerance_table(c) for c in CASES for d in DTYPES}
+        trajectory_tables = {golden_path(c, d): info_of(c).trajectory_table for c in CASES for d in DTYPES}
         problems = [msg for path, arrays in fresh.items()
-                    for msg in diff_arrays(path, arrays, None if args.exact else tables[path])]
+                    for msg in diff_arrays(path, arrays, None if args.exact else tables[path],
+                                           table=trajectory_tables[path])]
         problems += [msg for path, arrays in fresh_lbfgs.items()
                      for msg in diff_arrays(path, arrays, None if args.exact else PARITY, table=LBFGS_TRAJECTORY)]
         problems += [f"{p.name}: not produced by any case" for p in stale]

@@ -57,6 +57,7 @@ class Backend:
     # source (NumPy); if not (MLX), lucid's views write back to their base themselves
     views_share_memory: bool = True
     library: str = ""  # the array library's name, for messages
+    max_dimension: int = 2**63 - 1  # the largest size of one dimension of an array (MLX's are int32)
     lazy: bool = False  # whether arrays are computed only when evaluated (MLX): see eval
     # lucid's dtypes as the library's, and back (a backend sets the first; the base derives the second)
     to_native: dict = {}
@@ -507,6 +508,18 @@ class Backend:
     def matmul(self, a, b):
         return self._xp.matmul(a, b)
 
+    def eigh(self, a):
+        """``(eigenvalues, eigenvectors)`` of the symmetric matrices ``a`` (its lower triangle
+        read), eigenvalues ascending, eigenvectors as columns: LAPACK's ``syevd``. Each
+        eigenvector is unique only up to its sign (and, for a repeated eigenvalue, up to a
+        rotation within its eigenspace): which one comes back is the LAPACK build's choice."""
+        return tuple(self._xp.linalg.eigh(a))
+
+    def qr(self, a):
+        """``(Q, R)`` of the reduced QR decomposition of the matrices ``a`` (Householder, LAPACK's
+        ``geqrf``): ``Q`` with orthonormal columns, ``R`` upper triangular."""
+        return tuple(self._xp.linalg.qr(a))
+
     def einsum(self, subscripts, *operands):
         """``subscripts`` in explicit form (``"ij,jk->ik"``), letters only, no ellipsis."""
         return self._xp.einsum(subscripts, *operands)
@@ -733,7 +746,8 @@ class Backend:
         Each item is ``(arrays, grad, scalars)``: ``arrays`` the parameter and its state
         arrays in the rule's order, then the rule's scalars (Python numbers and bools).
         Returns, per item, the new arrays in the same order; a backend that writes in place
-        returns the arrays it was given, and the caller rebinds to what it gets.
+        returns the arrays it was given, and the caller rebinds to what it gets. A rule with
+        ``sums`` also returns, after the arrays, each sum over the item's elements as a float.
         """
         raise NotImplementedError
 
@@ -746,7 +760,10 @@ class Backend:
         scalars)`` takes the current arrays so, one gradient per item, and ``scalars``, one tuple for
         every item or a list of one per item; it returns the new arrays in that order (the
         same arrays where the backend writes in place). The caller checks the gradients.
+        A rule with ``sums`` has none: it runs through :meth:`run_rule`.
         """
+        if rule.sums:
+            raise NotImplementedError(f"rule {rule.name} has sums: run it with run_rule")
         return _EachStep(self, rule)
 
     @property

@@ -62,6 +62,56 @@ def single_process_env() -> bool:
     return isinstance(hosts, list) and len(hosts) == 1
 
 
+_HOSTFILE_FORMAT = ('a JSON list with one entry per process, each a list of "ip:port" strings '
+                    '(as mlx.launch writes it)')
+
+
+def ring_environment_problem() -> str | None:
+    """What is wrong with ``MLX_RANK`` and ``MLX_HOSTFILE`` for the ring backend, or None
+    (also None where they are absent: connecting then says that they are needed).
+
+    MLX reads a rank of "x" or "-1" as some rank and waits for peers that never come, and
+    says only "parse error" of a missing hostfile.
+    """
+    path, rank = os.environ.get("MLX_HOSTFILE"), os.environ.get("MLX_RANK")
+    if not path or rank is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as file:
+            hosts = json.loads(file.read())
+    except OSError as error:
+        return f"MLX_HOSTFILE={path!r} cannot be read ({error.strerror or error})"
+    except ValueError as error:
+        return f"MLX_HOSTFILE={path!r} is not JSON ({error}): it must be {_HOSTFILE_FORMAT}"
+    if not (isinstance(hosts, list) and hosts and all(_addresses(entry) for entry in hosts)):
+        return f"MLX_HOSTFILE={path!r} must be {_HOSTFILE_FORMAT}, got {json.dumps(hosts)[:200]}"
+    if not (rank.strip().isdigit() and int(rank) < len(hosts)):
+        return (f"MLX_RANK must be an integer from 0 to {len(hosts) - 1} (MLX_HOSTFILE lists {len(hosts)} "
+                f"processes), got {rank!r}")
+    return None
+
+
+def own_addresses() -> list:
+    """The ``ip:port`` addresses this process listens on, as the launcher's hostfile gives
+    them (``MLX_HOSTFILE``'s entry at ``MLX_RANK``), or [] where they cannot be read."""
+    path, rank = os.environ.get("MLX_HOSTFILE"), os.environ.get("MLX_RANK", "")
+    try:
+        with open(path, encoding="utf-8") as file:  # type: ignore[arg-type]  # None: TypeError, caught
+            hosts = json.load(file)
+        entry = hosts[int(rank)]
+    except (OSError, TypeError, ValueError, IndexError, KeyError):
+        return []
+    return _addresses(entry)
+
+
+def _addresses(entry) -> list:
+    """A hostfile entry's "ip:port" addresses (a list of them, or one), or [] if it is not one."""
+    addresses = entry if isinstance(entry, list) else [entry]
+    if addresses and all(isinstance(a, str) and ":" in a for a in addresses):
+        return addresses
+    return []
+
+
 def connect_to_every_process(backend: str, strict: bool):
     """The MLX group of every process of the job (blocks until all have connected; the name
     is what a timeout's stack shows)."""
@@ -231,9 +281,10 @@ def all_gather_bytes(payload: bytes, group) -> list:
     return [gathered[r * longest:r * longest + lengths[r]].tobytes() for r in range(n)]
 
 
-def barrier(group) -> None:
-    """Return once every process has called it."""
-    _run(mx.distributed.all_sum(mx.zeros((1,), dtype=mx.int32), group=group))
+def all_gather_words(words: list, group) -> list:
+    """Every process's list of int64 ``words`` (the same length on all), in rank order."""
+    gathered = np.array(_run(mx.distributed.all_gather(mx.array(words, dtype=mx.int64), group=group)))
+    return gathered.reshape(group.size(), len(words)).tolist()
 
 
 def all_gather_rows(tensor, lengths, group) -> list:

@@ -42,6 +42,7 @@ class MlxBackend(Backend):
     views_share_memory = False
     lazy = True
     library = "MLX"
+    max_dimension = 2**31 - 1
     to_native = _TO_NATIVE
 
     def owns(self, array) -> bool:
@@ -118,6 +119,14 @@ class MlxBackend(Backend):
         if left:
             out = mx.squeeze(out, -2)
         return mx.squeeze(out, -1) if right else out
+
+    # MLX decomposes on its CPU stream only (it has no GPU kernel for either), float64
+    # included; on Apple silicon the arrays stay where they are (unified memory)
+    def eigh(self, a):
+        return tuple(mx.linalg.eigh(a, stream=mx.cpu))
+
+    def qr(self, a):
+        return tuple(mx.linalg.qr(a, stream=mx.cpu))
 
     # convolutions by MLX's own kernel (channels last), their gradients by its vjp; float64
     # by the products over windows of the base (MLX's float64 kernel lacks groups and dilation)
@@ -244,6 +253,8 @@ class MlxBackend(Backend):
         return "mx.compile" if _should_compile(()) else "eager MLX"
 
     def run_rule(self, rule, items):
+        if rule.sums:
+            return _run_with_sums(rule, items)
         if _should_compile(items):
             return _run_compiled(rule, items)
         fn = rule.with_vocabulary(MLX_VOCABULARY)
@@ -255,7 +266,8 @@ class MlxBackend(Backend):
         or split per output (an array over :data:`SPLIT_BYTES` on MLX's CPU device, see
         :func:`_run_compiled`)."""
         params = arrays[::1 + len(rule.state)]
-        if not _should_compile(()) or (mx.default_device() == mx.cpu and any(p.nbytes > SPLIT_BYTES for p in params)):
+        if not _should_compile(()) or rule.sums or \
+                (mx.default_device() == mx.cpu and any(p.nbytes > SPLIT_BYTES for p in params)):
             return super().rule_batch(rule, arrays)
         return _CompiledBatch(rule, any(_owns_numbers(p, True) for p in params))
 
@@ -303,12 +315,43 @@ def _lerp(start, end, weight):
     computed and one selected."""
     diff = end - start
     if isinstance(weight, (int, float)):
-        return start + diff * weight if weight < 0.5 else end - diff * (1 - weight)
-    return mx.where(weight < 0.5, start + diff * weight, end - diff * (1 - weight))
+        return start + diff * weight if -0.5 < weight < 0.5 else end - diff * (1 - weight)
+    return mx.where((weight < 0.5) & (weight > -0.5), start + diff * weight, end - diff * (1 - weight))
 
 
 MLX_VOCABULARY = {"sqrt": mx.sqrt, "abs": mx.abs, "sign": mx.sign, "maximum": mx.maximum,
                   "minimum": mx.minimum, "where": mx.where, "lerp": _lerp}
+
+
+_with_sums: dict = {}
+
+
+def _run_with_sums(rule, items):
+    """A rule with sums: per item its new arrays, then its sums as Python floats, every item's
+    arrays and sums evaluated together once (the caller needs the numbers now). One compiled
+    call over all items, as the other rules' (the numbers as 0-d arrays of the parameter's
+    dtype, once per distinct scalars, so that new values are new inputs), or eager with
+    LUCID_MLX_COMPILE=0."""
+    compiled = _should_compile(items)
+    step = _with_sums.get((rule, compiled))
+    if step is None:
+        fn, count = rule.with_vocabulary(MLX_VOCABULARY), 1 + len(rule.state)
+
+        def sums_step(arrays, grads, numbers):
+            results = [fn(a[0], g, *a[1:], *n) for a, g, n in zip(arrays, grads, numbers)]
+            return [[*r[:count], *(mx.sum(term) for term in r[count:])] for r in results]
+
+        step = _with_sums[(rule, compiled)] = mx.compile(sums_step) if compiled else sums_step
+    shared: dict = {}
+    for arrays, _, scalars in items:
+        key = (id(scalars), arrays[0].dtype)
+        if key not in shared:
+            shared[key] = [v if isinstance(v, bool) else mx.array(v, dtype=arrays[0].dtype) for v in scalars]
+    results = step([list(arrays) for arrays, _, _ in items], [grad for _, grad, _ in items],
+                   [shared[(id(scalars), arrays[0].dtype)] for arrays, _, scalars in items])
+    out = [(*_keep_dtypes(r[:len(arrays)], arrays), *r[len(arrays):]) for r, (arrays, _, _) in zip(results, items)]
+    mx.eval(out)
+    return [(*values[:-len(rule.sums)], *(total.item() for total in values[-len(rule.sums):])) for values in out]
 
 
 def _keep_dtypes(results, arrays):

@@ -84,6 +84,21 @@ def kernel(param, grad, {states}scalars):
 {writes}
 '''
 
+# a rule with sums: each term added to a float64 total as the loop goes, the totals returned in
+# ``totals`` (a float64 array of one element per sum)
+_LOOP_SUMS = '''
+@njit(cache=True, nogil=True, error_model="numpy")
+def kernel(param, grad, {states}scalars, totals):
+{unpack}
+{start}
+    for i in range(param.size):
+        {outputs} = rule(param[i], grad[i], {state_items}{scalar_names})
+        param[i] = p
+{writes}
+{adds}
+{finish}
+'''
+
 _MULTI = '''
 @njit(cache=True, nogil=True, error_model="numpy")
 def multi_kernel(table, grads, scalar_rows, rows):
@@ -134,12 +149,20 @@ def module_source(rule: _rules.Rule) -> str:
     # the rule's scalars arrive packed in one array of the parameter's dtype (bools as 0 or 1):
     # numba reads an array argument much faster than a NumPy scalar
     unpack = "\n".join(f"    {name} = scalars[{k}]" for k, name in enumerate(rule.scalars)) or "    pass"
-    outputs = "".join(["p, ", *(f"new_{name}, " for name in rule.state)])
+    outputs = "".join(["p, ", *(f"new_{name}, " for name in rule.state), *(f"term_{name}, " for name in rule.sums)])
     state_items = "".join(f"{name}[i], " for name in rule.state)
     writes = "\n".join(f"        {name}[i] = new_{name}" for name in rule.state)
     functions = [_undecorated(_rules.lerp), *rule.sources()]
     body = [_PRELUDE, *("@njit(error_model=\"numpy\")\n" + text for text in functions)]
     body.append(f"rule = {rule.fn.__name__}\n")
+    if rule.sums:  # no multi-tensor loop: the caller reads each tensor's totals
+        body.append(_LOOP_SUMS.format(
+            states=states, unpack=unpack, outputs=outputs, state_items=state_items,
+            scalar_names=", ".join(rule.scalars), writes=writes,
+            start="\n".join(f"    total_{name} = totals[{k}]" for k, name in enumerate(rule.sums)),
+            adds="\n".join(f"        total_{name} += term_{name}" for name in rule.sums),
+            finish="\n".join(f"    totals[{k}] = total_{name}" for k, name in enumerate(rule.sums))))
+        return "\n\n".join(body)
     body.append(_LOOP.format(states=states, unpack=unpack, outputs=outputs, state_items=state_items,
                              scalar_names=", ".join(rule.scalars), writes=writes))
     state_arrays = "".join(f"carray(pointer(table[j, {k + 2}], scalar_rows), size), " for k in range(len(rule.state)))
@@ -176,7 +199,8 @@ def _load(stem: str, source: str, origin: str):
 def kernel(rule: _rules.Rule):
     """The compiled loop of ``rule``: ``kernel(param, grad, *state, scalars)`` on 1-D
     contiguous arrays of one dtype (``scalars`` too: the rule's scalars in order), updating
-    ``param`` and the state in place."""
+    ``param`` and the state in place; a rule with sums takes ``totals`` last (float64 zeros,
+    one per sum), to which it adds them."""
     return _module(rule).kernel
 
 

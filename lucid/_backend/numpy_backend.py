@@ -282,10 +282,12 @@ class NumpyBackend(Backend):
         jit = self._jit()
         kernel = jit.kernel(rule) if jit is not None else None
         packed: dict = {}  # the scalars of a step are shared by its parameters: packed once
+        out = []
         for arrays, grad, scalars in items:
             dtype = arrays[0].dtype
             if kernel is None or dtype not in _JIT_DTYPES or not _all_contiguous(arrays):
-                self._evaluate_rule(rule, arrays, grad, scalars)
+                sums = self._evaluate_rule(rule, arrays, grad, scalars)
+                out.append((*arrays, *sums) if rule.sums else arrays)
                 continue
             key = (id(scalars), dtype)
             numbers = packed.get(key)
@@ -293,23 +295,26 @@ class NumpyBackend(Backend):
                 numbers = packed[key] = np.array(scalars, dtype=dtype)
             if not grad.flags.c_contiguous:
                 grad = np.ascontiguousarray(grad)
+            totals = (np.zeros(len(rule.sums)),) if rule.sums else ()
             if arrays[0].ndim == 1:  # the loop takes 1-D arrays; reshape only what is not
-                kernel(arrays[0], grad, *arrays[1:], numbers)
+                kernel(arrays[0], grad, *arrays[1:], numbers, *totals)
             else:
                 kernel(*(a.reshape(-1) for a in arrays[:1]), grad.reshape(-1), *(a.reshape(-1) for a in arrays[1:]),
-                       numbers)
-        return [arrays for arrays, *_ in items]
+                       numbers, *totals)
+            out.append((*arrays, *totals[0].tolist()) if rule.sums else arrays)
+        return out
 
     def rule_batch(self, rule, arrays):
         jit = self._jit()
-        if jit is None or arrays[0].dtype not in _JIT_DTYPES:
+        if jit is None or arrays[0].dtype not in _JIT_DTYPES or rule.sums:
             return super().rule_batch(rule, arrays)
         width = 1 + len(rule.state)
         return _NumbaBatch(jit, rule, [tuple(arrays[j:j + width]) for j in range(0, len(arrays), width)])
 
     @staticmethod
     def _evaluate_rule(rule, arrays, grad, scalars):
-        """``rule`` as NumPy array expressions, its results written into ``arrays``."""
+        """``rule`` as NumPy array expressions, its results written into ``arrays``; returns the
+        sums of a rule with sums (each term summed in float64)."""
         cast = arrays[0].dtype.type
         fn = rule.with_vocabulary(_rules.NUMPY_VOCABULARY)
         results = fn(arrays[0], grad, *arrays[1:], *(v if isinstance(v, bool) else cast(v) for v in scalars))
@@ -317,6 +322,7 @@ class NumpyBackend(Backend):
         results = [r.copy() if any(r is a for a in arrays) else r for r in results]
         for target, value in zip(arrays, results):
             np.copyto(target, value, casting="unsafe")
+        return [float(np.sum(term, dtype=np.float64)) for term in results[len(arrays):]]
 
 
 class _NumbaBatch:

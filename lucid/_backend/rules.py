@@ -37,12 +37,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 class Rule:
     """An elementwise update rule as a backend compiles it: the pure function, and which of
-    its arguments are state (the rest are scalars); :mod:`lucid.optim.elementwise` declares them."""
+    its arguments are state (the rest are scalars); :mod:`lucid.optim.elementwise` declares them.
 
-    def __init__(self, fn: Callable[..., Any], state: Sequence[str]) -> None:
+    A rule with ``sums`` also returns, after its new state, one term per name whose sum over
+    each tensor's elements the backend returns (Prodigy's estimate): accumulated in float64,
+    in the numba loop as it goes, by whole-array sums elsewhere."""
+
+    def __init__(self, fn: Callable[..., Any], state: Sequence[str], sums: Sequence[str] = ()) -> None:
         self.fn = fn
         self.name = fn.__name__
         self.state = tuple(state)
+        self.sums = tuple(sums)
         names = list(inspect.signature(fn).parameters)
         if names[:2] != ["param", "grad"] or tuple(names[2:2 + len(self.state)]) != self.state:
             raise TypeError(f"rule {self.name} must take (param, grad, {', '.join(self.state)}, scalars...)")
@@ -191,8 +196,9 @@ def where(condition, a, b):
 
 @helper
 def lerp(start, end, weight):
-    """torch's ``lerp``: ``start + weight * (end - start)`` below one half, else
-    ``end - (end - start) * (1 - weight)`` (exact at ``weight == 1``).
+    """torch's ``lerp``: ``start + weight * (end - start)`` where ``|weight| < 0.5``, else
+    ``end - (end - start) * (1 - weight)`` (exact at ``weight == 1``; torch's choice for a
+    negative weight too, as Schedule-Free's ``1 - 1/beta`` is).
 
     ``weight / weight`` is 1 in the weight's own dtype (the branch has ``weight >= 0.5``):
     a literal 1 would make numba compute a float32 rule in float64.
@@ -200,11 +206,11 @@ def lerp(start, end, weight):
     Examples
     --------
     >>> from lucid.optim.elementwise import lerp
-    >>> lerp(0.0, 10.0, 0.25), lerp(0.0, 10.0, 1.0)
-    (2.5, 10.0)
+    >>> lerp(0.0, 10.0, 0.25), lerp(0.0, 10.0, 1.0), lerp(0.0, 10.0, -1.0)
+    (2.5, 10.0, -10.0)
     """
     diff = end - start
-    if weight < 0.5:
+    if -0.5 < weight < 0.5:
         return start + diff * weight
     return end - diff * (weight / weight - weight)
 

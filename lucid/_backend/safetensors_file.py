@@ -28,6 +28,7 @@ _FOREIGN = {"BF16", "F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2",
 
 MAX_HEADER = 100 * 1024 * 1024  # safetensors' own limit on the JSON header
 _MAX_BYTES = 2**62  # no array can be larger, even one with a zero-sized dimension
+_CHUNK = 64 * 1024 * 1024  # what a read allocates ahead of the bytes that come
 MAX_NDIM = 32  # NumPy 1.x's limit, so that every shape a header may give can be built
 _SIGNATURES = (
     (b"PK\x03\x04", "a zip archive, as torch.save writes: open it with torch.load(..., weights_only=True) "
@@ -101,48 +102,38 @@ def parse_json(text: str, what: str, source: str):
         raise ValueError(f"{source}: {what} is not valid JSON ({error})") from None
 
 
-def decode(data, source: str):
-    """``(metadata, {name: (dtype name, shape, host array)})`` of the safetensors bytes ``data``.
+def read(stream, source: str, size: int | None = None):
+    """``(metadata, {name: (dtype name, shape, host array)})`` of the safetensors file ``stream`` holds.
 
-    ``metadata`` is the ``__metadata__`` dict (str to str) or None. The arrays are read-only
-    views of ``data`` in native byte order, in the header's order: copy what you keep. Raises ValueError, naming ``source``, for anything that is not
-    a well-formed safetensors file whose tensors lucid has dtypes for.
+    ``stream`` is a binary file object, read from its position: the 8-byte length, the
+    header, then exactly the bytes the header's tensors take and (when ``size``, the bytes
+    left in a regular file, is unknown) one more to see that the file ends there. So no
+    stream is read past what its header declares, and ``/dev/zero`` is refused at its
+    header. ``metadata`` is the ``__metadata__`` dict (str to str) or None; the arrays are
+    views of one buffer, in native byte order, in the header's order: copy what you keep.
+    Raises ValueError, naming ``source``, for anything that is not a well-formed
+    safetensors file whose tensors lucid has dtypes for.
     """
-    data = memoryview(data).cast("B")
-    size = len(data)
-    if size == 0:
-        raise ValueError(f"{source}: the file is empty; it is not a checkpoint")
-    if _is_pickle(data):
-        raise ValueError(
-            f"{source}: this is a pickle, which lucid never loads (unpickling can run any code); "
-            "lucid reads safetensors files, as lucid.save writes them"
-        )
-    for signature, what in _SIGNATURES:
-        if bytes(data[: len(signature)]) == signature:
-            raise ValueError(f"{source}: this is {what}; lucid.load reads safetensors files only")
-    if size < 8:
-        raise ValueError(f"{source}: the file is truncated ({size} bytes; a safetensors header length alone takes 8)")
-    header_size = int.from_bytes(data[:8], "little")
+    prefix = _take(stream, 8, source)
+    _check_prefix(prefix, source)
+    header_size = int.from_bytes(prefix, "little")
     if header_size > MAX_HEADER:
         raise ValueError(f"{source}: not a safetensors file (its header length {header_size} is over the "
                          f"{MAX_HEADER}-byte limit)")
-    if 8 + header_size > size:
+    text = b"" if size is not None and 8 + header_size > size else _take(stream, header_size, source)
+    if len(text) < header_size:
+        follow = len(text) if size is None else size - 8
         raise ValueError(f"{source}: the file is truncated (its header says {header_size} bytes of JSON, "
-                         f"and only {size - 8} follow)")
-    try:
-        text = bytes(data[8 : 8 + header_size]).decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"{source}: not a safetensors file (its header is not UTF-8 text)") from None
-    header = parse_json(text, "the safetensors header", source)
-    if not isinstance(header, dict):
-        raise ValueError(f"{source}: the safetensors header must be a JSON object, got {type(header).__name__}")
-    metadata = header.pop("__metadata__", None)
-    if metadata is not None and not (
-        isinstance(metadata, dict) and all(isinstance(v, str) for v in metadata.values())
-    ):
-        raise ValueError(f"{source}: the header's __metadata__ must map names to strings")
-    body_start, body_size = 8 + header_size, size - 8 - header_size
-    entries = [(name, *_entry(name, info, source, body_size)) for name, info in header.items()]
+                         f"and only {follow} follow)")
+    header, metadata = _header(text, source)
+    body_limit = _MAX_BYTES if size is None else size - 8 - header_size
+    entries = [(name, *_entry(name, info, source, body_limit)) for name, info in header.items()]
+    declared = max((stop for *_, (_, stop) in entries), default=0)
+    body = _take(stream, declared, source, known=size is not None)
+    if size is None:  # a stream: one byte more tells whether the file ends where its tensors do
+        body_size = len(body) + len(_take(stream, 1, source))
+    else:
+        body_size = body_limit if len(body) == declared else len(body)  # shorter: cut while being read
     end = 0
     for name, _, _, (begin, stop) in sorted(entries, key=lambda e: tuple(e[3])):
         if begin != end:
@@ -150,16 +141,88 @@ def decode(data, source: str):
             raise ValueError(f"{source}: the tensors' data offsets {problem} at tensor {name!r} (byte {begin})")
         end = stop
     if end != body_size:
-        raise ValueError(f"{source}: the tensors take {end} bytes but the file holds {body_size} after the "
+        held = f"more than {end}" if size is None and body_size > end else body_size
+        raise ValueError(f"{source}: the tensors take {end} bytes but the file holds {held} after the "
                          "header (truncated or padded)")
     arrays = {}
     for name, dtype, shape, (begin, stop) in entries:
-        raw = data[body_start + begin : body_start + stop]
+        raw = memoryview(body)[begin:stop]
         array = np.frombuffer(raw, dtype=_NUMPY[dtype]).reshape(shape).astype(_NUMPY[dtype].newbyteorder("="), copy=False)
         if dtype == "bool" and array.size and np.frombuffer(raw, dtype=np.uint8).max() > 1:
             raise ValueError(f"{source}: tensor {name!r} is bool but holds bytes other than 0 and 1")
         arrays[name] = (dtype, tuple(shape), array)
     return metadata, arrays
+
+
+def _check_prefix(prefix: bytearray, source: str) -> None:
+    """Refuse, by its first (up to 8) bytes, what is not a safetensors file at all."""
+    if not prefix:
+        raise ValueError(f"{source}: the file is empty; it is not a checkpoint")
+    if _is_pickle(prefix):
+        raise ValueError(
+            f"{source}: this is a pickle, which lucid never loads (unpickling can run any code); "
+            "lucid reads safetensors files, as lucid.save writes them"
+        )
+    for signature, what in _SIGNATURES:
+        if prefix.startswith(signature):
+            raise ValueError(f"{source}: this is {what}; lucid.load reads safetensors files only")
+    if len(prefix) < 8:
+        raise ValueError(f"{source}: the file is truncated ({len(prefix)} bytes; a safetensors header length "
+                         "alone takes 8)")
+
+
+def _header(text: bytes | bytearray, source: str):
+    """The header's tensor entries (a dict) and its ``__metadata__`` (or None), checked as JSON."""
+    try:
+        decoded = text.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{source}: not a safetensors file (its header is not UTF-8 text)") from None
+    header = parse_json(decoded, "the safetensors header", source)
+    if not isinstance(header, dict):
+        raise ValueError(f"{source}: the safetensors header must be a JSON object, got {type(header).__name__}")
+    metadata = header.pop("__metadata__", None)
+    if metadata is not None and not (
+        isinstance(metadata, dict) and all(isinstance(v, str) for v in metadata.values())
+    ):
+        raise ValueError(f"{source}: the header's __metadata__ must map names to strings")
+    return header, metadata
+
+
+def _take(stream, count: int, source: str, known: bool = False) -> bytearray:
+    """Up to ``count`` bytes of ``stream`` (fewer only where it ends), into one buffer: allocated
+    at once where ``known`` (the file's size vouches for ``count``), else grown as the bytes come,
+    so that the memory taken follows the data, not the count a header claims."""
+    buffer = bytearray(count if known else min(count, _CHUNK))
+    filled = 0
+    while filled < count:
+        if filled == len(buffer):
+            buffer += bytes(min(len(buffer), count - filled))
+        with memoryview(buffer) as whole, whole[filled:] as free:
+            got = _read_into(stream, free, source)
+        if not got:
+            break
+        filled += got
+    del buffer[filled:]
+    return buffer
+
+
+def _read_into(stream, free: memoryview, source: str) -> int:
+    readinto = getattr(stream, "readinto", None)
+    if callable(readinto):
+        got = readinto(free)
+    else:
+        data = stream.read(len(free))
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"{source}: the file object gave {type(data).__name__}, not bytes: open it in "
+                            "binary mode")
+        got = len(data)
+        if got > len(free):
+            raise ValueError(f"{source}: the file object's read({len(free)}) gave {got} bytes")
+        free[:got] = data
+    if got is None:
+        raise ValueError(f"{source}: the file object has no data ready (a non-blocking stream): pass a "
+                         "blocking one or the bytes in an io.BytesIO")
+    return got
 
 
 def _entry(name, info, source: str, body_size: int):

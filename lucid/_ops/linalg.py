@@ -7,9 +7,10 @@ import numbers
 import string
 import warnings
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from .. import _dtype
-from .._autograd import record, renamed
+from .._autograd import is_grad_enabled, record, renamed
 from .._tensor import Tensor
 from .elementwise import _matmul_shape, _same_device, matmul
 from .dims import axes as _axes
@@ -462,3 +463,89 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
                            f"{_dtype.scalar_type(input.dtype)} and {_dtype.scalar_type(tensor.dtype)}")
     return renamed(matmul(input, tensor), "DotBackward0")
+
+
+class EighResult(NamedTuple):
+    """What :func:`eigh` returns; its repr names the op, as torch.return_types.linalg_eigh's."""
+
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class QRResult(NamedTuple):
+    """What :func:`qr` returns; its repr names the op, as torch.return_types.linalg_qr's."""
+
+    Q: Tensor
+    R: Tensor
+
+
+EighResult.__name__, QRResult.__name__ = "linalg_eigh", "linalg_qr"
+
+
+def _decomposable(name: str, kernel: str, input: Tensor) -> None:
+    """torch's errors for what ``linalg.{name}`` cannot decompose; lucid records no gradient for it."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"linalg.{name}(): argument 'A' must be Tensor, not {type(input).__name__}")
+    if input.ndim < 2:
+        raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
+    if name == "qr" and not input.dtype.is_floating_point:
+        raise RuntimeError(f"linalg.qr: Expected a floating point or complex tensor as input. "
+                           f"Got {_dtype.scalar_type(input.dtype)}")
+    if input.dtype not in (_dtype.float32, _dtype.float64):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type(input.dtype)}\'')
+    if input.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"linalg.{name}: lucid has no gradient for it; call it under lucid.no_grad() or on a "
+                           "detached tensor")
+
+
+def eigh(input: Tensor) -> EighResult:
+    """``(eigenvalues, eigenvectors)`` of the symmetric matrices ``input`` (..., n, n), as
+    torch.linalg.eigh: eigenvalues ascending, eigenvectors the columns, the lower triangle read.
+
+    Each eigenvector is unique only up to its sign, and those of a repeated eigenvalue only up
+    to a rotation within their eigenspace: which one comes back is the LAPACK build's (torch's
+    and NumPy's may differ), so compare what does not depend on it (the eigenvalues,
+    ``V diag(w) V^T``, ``|v^T u|``). float32 and float64; on the "gpu" device (MLX) the
+    decomposition runs on MLX's CPU stream, float64 included. No gradient is recorded: the
+    input must not require one where grad mode is on.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid._ops.linalg import eigh
+    >>> w, v = eigh(lucid.tensor([[2.0, 1.0], [1.0, 2.0]], dtype=lucid.float64))
+    >>> w
+    tensor([1., 3.], dtype=lucid.float64)
+    >>> (v @ lucid.diag(w) @ v.T - lucid.tensor([[2.0, 1.0], [1.0, 2.0]], dtype=lucid.float64)).abs().max().item() < 1e-15
+    True
+    """
+    _decomposable("eigh", "linalg_eigh_cpu", input)
+    if input.shape[-1] != input.shape[-2]:
+        raise RuntimeError(f"linalg.eigh: A must be batches of square matrices, but they are "
+                           f"{input.shape[-2]} by {input.shape[-1]} matrices")
+    values, vectors = input._backend.eigh(input._data)
+    return EighResult(input._like(values), input._like(vectors))
+
+
+def qr(input: Tensor) -> QRResult:
+    """``(Q, R)``, the reduced QR decomposition of the matrices ``input`` (..., m, n), as
+    torch.linalg.qr's default mode: ``Q`` (..., m, k) with orthonormal columns and ``R``
+    (..., k, n) upper triangular, ``k = min(m, n)``, by Householder reflections (LAPACK's).
+
+    float32 and float64; on the "gpu" device (MLX) it runs on MLX's CPU stream. No gradient is
+    recorded: the input must not require one where grad mode is on.
+
+    Examples
+    --------
+    >>> import lucid
+    >>> from lucid._ops.linalg import qr
+    >>> q, r = qr(lucid.tensor([[3.0, 1.0], [4.0, 2.0]]))
+    >>> r.abs()
+    tensor([[5.0000, 2.2000],
+            [0.0000, 0.4000]])
+    >>> (q.T @ q - lucid.eye(2)).abs().max().item() < 1e-6
+    True
+    """
+    _decomposable("qr", "geqrf_cpu", input)
+    q, r = input._backend.qr(input._data)
+    return QRResult(input._like(q), input._like(r))

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import datetime
 import enum
+import errno
 import faulthandler
 import numbers
 import io
+import os
 import pickle
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -22,6 +25,7 @@ from typing import Any
 from .._backend import collective as _wire
 from .._sparse import SparseTensor
 from .._tensor import Tensor
+from ._agreement import Call, disagreement, tensor_entry
 from ._watchdog import Watchdog
 
 __all__ = [
@@ -58,10 +62,13 @@ class ReduceOp(enum.Enum):
 
 
 class DistBackendError(RuntimeError):
-    """A collective failed because the connection to another process broke (torch's name).
+    """A collective failed: the processes called collectives that disagree, or the
+    connection to another process broke (torch's name).
 
-    The other process has died or raised; its own output says why. The process group
-    cannot be used afterwards.
+    Disagreeing calls (another collective, op, root, dtype or shape on some process) are
+    found before any data moves: every process raises, naming each process's call, and
+    the process group can still be used. A broken connection means the other process has
+    died or raised (its own output says why); the process group cannot be used afterwards.
 
     Examples
     --------
@@ -156,7 +163,9 @@ def init_process_group(backend: str | None = None, *, timeout: datetime.timedelt
     Raises
     ------
     ValueError
-        For an unknown backend, a second call, or a world size or rank that differs.
+        For an unknown backend, a second call, a world size or rank that differs, or a
+        launcher environment that is not one (``MLX_RANK`` not a rank of the hostfile,
+        ``MLX_HOSTFILE`` missing or not a hostfile).
     RuntimeError
         Without MLX; for a backend this MLX build lacks; for ``"ring"`` or ``"mpi"``
         without a launcher's environment.
@@ -198,6 +207,10 @@ def init_process_group(backend: str | None = None, *, timeout: datetime.timedelt
     else:
         if backend != "any" and not _wire.backend_available(backend):
             raise RuntimeError(f"MLX's {backend!r} backend is not available in this build of MLX")
+        problem = _wire.ring_environment_problem() if backend in ("ring", "any") else None
+        if problem is not None:
+            raise ValueError(f"init_process_group(backend={backend!r}): {problem}; the launcher "
+                             "(python -m lucid.distributed.run, or mlx.launch) sets both")
         group = _connect(backend, seconds)
     if world_size != -1 and world_size != group.size():
         raise ValueError(f"init_process_group: world_size={world_size}, but the launcher started {group.size()} processes")
@@ -213,6 +226,9 @@ def _connect(backend: str, seconds: float):
     try:
         return _wire.connect_to_every_process(backend, strict=backend != "any")
     except RuntimeError as error:
+        unbound = _UNBOUND.search(str(error))
+        if unbound is not None:
+            raise RuntimeError(_cannot_listen(backend, int(unbound.group(1)))) from error
         if "MLX_RANK" in str(error) or "MLX_HOSTFILE" in str(error):
             raise RuntimeError(
                 f"init_process_group(backend={backend!r}) needs MLX_RANK and MLX_HOSTFILE, which the "
@@ -222,6 +238,25 @@ def _connect(backend: str, seconds: float):
         raise RuntimeError(f"init_process_group(backend={backend!r}) failed: {error}") from error
     finally:
         faulthandler.cancel_dump_traceback_later()
+
+
+# MLX's ring backend, when this process cannot listen on its address
+_UNBOUND = re.compile(r"Couldn't bind socket \(error: (\d+)\)")
+
+
+def _cannot_listen(backend: str, code: int) -> str:
+    """What to say when this process could not listen on its address (``code``: the errno)."""
+    addresses = _wire.own_addresses()
+    where = " or ".join(addresses) if addresses else "the address the launcher's hostfile gives it"
+    message = (f"init_process_group(backend={backend!r}): this process (MLX_RANK={os.environ.get('MLX_RANK', '?')}) "
+               f"could not listen on {where}: {os.strerror(code)} (errno {code})")
+    if code == errno.EADDRINUSE:
+        message += (". Another program or job holds that port: start the job on other ports (python -m "
+                    "lucid.distributed.run picks free ones when --port is left out, or pass another --port; "
+                    "mlx.launch takes --starting-port)")
+    elif code == errno.EADDRNOTAVAIL:
+        message += ": that IP address is not one of this machine's; correct the hostfile's \"ips\""
+    return message
 
 
 def _stderr_with_a_descriptor():
@@ -313,13 +348,22 @@ def get_backend(group: None = None) -> str:
     return _world.backend
 
 
-def _collective(name: str, run, *args):
-    """Run the seam's collective ``run(*args, group)`` under the watchdog, naming failures."""
+def _collective(name: str, run, *args, call: Call | None):
+    """Run the seam's collective ``run(*args, group)`` under the watchdog, naming failures.
+
+    With a ``call``, the processes first check that they all describe the same call
+    (one small exchange); ``call=None`` is for the exchanges a checked call already covers
+    (DDP's buckets after its step's check).
+    """
     group = _require()
     watchdog = _world.watchdog
     watchdog.start(name)
     try:
+        if call is not None:
+            _agree(call, group)
         return run(*args, group)
+    except DistBackendError:
+        raise
     except RuntimeError as error:
         raise DistBackendError(
             f"{name} failed on {_world.describe()}: {error}. Another process of the job has died or "
@@ -327,6 +371,28 @@ def _collective(name: str, run, *args):
         ) from error
     finally:
         watchdog.done()
+
+
+def _agree(call: Call, group) -> None:
+    """Return once every process has described the same ``call``; otherwise raise
+    DistBackendError on every process, naming each one's call (nothing else was sent)."""
+    if _wire.size(group) == 1:
+        return
+    fingerprints = _wire.all_gather_words(call.fingerprint(), group)
+    if all(row == fingerprints[0] for row in fingerprints):
+        return
+    calls = [Call.decode(payload) for payload in _wire.all_gather_bytes(call.encode(), group)]
+    raise DistBackendError(f"{call.collective} on {_world.describe()}: {disagreement(calls)}")
+
+
+def _nothing(group) -> None:
+    """The collective that the check alone makes: an exchange every process must join."""
+
+
+def _check_agreement(call: Call) -> None:
+    """Check that every process is at ``call`` (one small exchange), for a sequence of
+    unchecked exchanges that ``call`` describes (DDP's gradient reduction)."""
+    _collective(call.collective, _nothing, call=call)
 
 
 def _check_tensor(tensor, argument: str = "tensor") -> None:
@@ -346,24 +412,31 @@ def _op_name(op) -> str:
     return op.value
 
 
-def _reduce(tensors, op, name):
+def _reduce(tensors, op, name, checked: bool = True):
     kind = _op_name(op)
     world = get_world_size()
     if kind == "avg":
         for tensor in tensors:
             if not tensor.dtype.is_floating_point:
                 raise TypeError(f"{name} with ReduceOp.AVG needs floating-point tensors, got {tensor.dtype}")
-    if not tensors:
-        return
     # one collective per device and dtype, each over one flat buffer
     by_kind: dict = {}
     for tensor in tensors:
         by_kind.setdefault((tensor.device, tensor.dtype), []).append(tensor)
-    for same in by_kind.values():
-        if kind == "avg":
-            _collective(name, _wire.all_reduce, same, "sum", float(world))
-        else:
-            _collective(name, _wire.all_reduce, same, kind, None)
+    groups = list(by_kind.values())
+    divide_by = float(world) if kind == "avg" else None
+
+    def run(group):
+        for same in groups:
+            _wire.all_reduce(same, "sum" if kind == "avg" else kind, divide_by, group)
+
+    call = None
+    if checked:
+        # which group each tensor travels in, where there are several (devices differ)
+        group_of = {id(t): g for g, same in enumerate(groups) for t in same}
+        layout = tuple(group_of[id(t)] for t in tensors) if len(groups) > 1 else ()
+        call = Call(name, op=op.name, tensors=tuple(tensor_entry(t) for t in tensors), layout=layout)
+    _collective(name, run, call=call)
 
 
 def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: None = None, async_op: bool = False) -> _Work | None:
@@ -462,7 +535,8 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: None = None, as
                 f"tensor_list[{i}] must have tensor's shape {tensor.shape}, dtype {tensor.dtype} and device "
                 f"{tensor.device!r}, got {out.shape}, {out.dtype}, {out.device!r}"
             )
-    _collective("all_gather", _wire.all_gather, tensor, tensor_list)
+    _collective("all_gather", _wire.all_gather, tensor, tensor_list,
+                call=Call("all_gather", tensors=(tensor_entry(tensor),)))
     return _check_async(async_op)
 
 
@@ -483,7 +557,8 @@ def broadcast(tensor: Tensor, src: int, group: None = None, async_op: bool = Fal
     _check_group(group)
     _check_tensor(tensor)
     _check_src(src, "src")
-    _collective("broadcast", _wire.broadcast, [tensor], src)
+    _collective("broadcast", _wire.broadcast, [tensor], src,
+                call=Call("broadcast", root=("src", src), tensors=(tensor_entry(tensor),)))
     return _check_async(async_op)
 
 
@@ -504,7 +579,7 @@ def barrier(group: None = None, async_op: bool = False) -> _Work | None:
     >>> dist.destroy_process_group()
     """
     _check_group(group)
-    _collective("barrier", _wire.barrier)
+    _collective("barrier", _nothing, call=Call("barrier"))  # the check is an exchange all must join
     return _check_async(async_op)
 
 
@@ -527,8 +602,13 @@ def all_gather_object(object_list: list[Any], obj: object, group: None = None) -
     world = get_world_size()
     if not isinstance(object_list, list) or len(object_list) != world:
         raise ValueError(f"object_list must be a list of world_size={world} entries")
-    payloads = _collective("all_gather_object", _wire.all_gather_bytes, pickle.dumps(obj))
-    object_list[:] = [pickle.loads(payload) for payload in payloads]
+    object_list[:] = _all_gather_object(obj, Call("all_gather_object"))
+
+
+def _all_gather_object(obj, call: Call) -> list:
+    """Every process's picklable ``obj``, in rank order, after checking ``call``."""
+    payloads = _collective(call.collective, _wire.all_gather_bytes, pickle.dumps(obj), call=call)
+    return [pickle.loads(payload) for payload in payloads]
 
 
 def broadcast_object_list(object_list: list[Any], src: int = 0, group: None = None) -> None:
@@ -549,27 +629,44 @@ def broadcast_object_list(object_list: list[Any], src: int = 0, group: None = No
     if not isinstance(object_list, list):
         raise TypeError(f"object_list must be a list, got {type(object_list).__name__}")
     mine = pickle.dumps(object_list) if get_rank() == src else b""
-    payloads = _collective("broadcast_object_list", _wire.all_gather_bytes, mine)
+    payloads = _collective("broadcast_object_list", _wire.all_gather_bytes, mine,
+                           call=Call("broadcast_object_list", root=("src", src)))
     object_list[:] = pickle.loads(payloads[src])
 
 
-def _exchange_shards(shards) -> None:
+def _exchange_shards(shards, name: str) -> None:
     """Every process's values of its shard ``shards[rank]``, to every process (bit for bit).
 
     For :class:`~lucid.distributed.optim.ZeroRedundancyOptimizer`: ``shards[r]`` lists the
-    tensors process ``r`` updated, the same lists on every process; one collective.
+    tensors process ``r`` updated, the same lists on every process (unchecked: the caller
+    checks :func:`_shards_call` before its step); one collective.
     """
-    _collective("exchange_shards", _wire.exchange_shards, shards)
+    _collective(name, _wire.exchange_shards, shards, call=None)
 
 
-def _broadcast_coalesced(tensors, src: int = 0) -> None:
+def _shards_call(shards, name: str) -> Call:
+    """The description of an exchange of ``shards``: every tensor, and how many each process sends."""
+    return Call(name, tensors=tuple(tensor_entry(t) for shard in shards for t in shard),
+                layout=tuple(len(shard) for shard in shards))
+
+
+def _broadcast_coalesced(tensors, src: int, name: str) -> None:
     """:func:`broadcast` of several tensors (any dtypes and devices) as one collective."""
     _check_src(src, "src")
-    _collective("broadcast", _wire.broadcast, list(tensors), src)
+    tensors = list(tensors)
+    call = Call(name, root=("src", src), tensors=tuple(tensor_entry(t) for t in tensors))
+    _collective(name, _wire.broadcast, tensors, src, call=call)
 
 
-def _all_gather_rows(tensor, lengths) -> list:
-    """Every process's ``tensor``, ``lengths[r]`` rows long on process ``r``, as Tensors."""
-    arrays = _collective("all_gather", _wire.all_gather_rows, tensor, list(lengths))
+def _all_gather_words(words: list, name: str) -> list:
+    """Every process's list of ints (the same length on all, unchecked: a checked call
+    before it must cover it), in rank order."""
+    return _collective(name, _wire.all_gather_words, list(words), call=None)
+
+
+def _all_gather_rows(tensor, lengths, name: str) -> list:
+    """Every process's ``tensor``, ``lengths[r]`` rows long on process ``r``, as Tensors
+    (unchecked: for DDP's sparse gradients, which its step's check covers)."""
+    arrays = _collective(name, _wire.all_gather_rows, tensor, list(lengths), call=None)
     return [Tensor(a, dtype=tensor.dtype, device=tensor.device) for a in arrays]
 

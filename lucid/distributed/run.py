@@ -10,7 +10,8 @@ output) and adds what ``mlx.launch`` leaves out:
 
 - its exit status is non-zero when any process failed (``mlx.launch`` exits 0 whatever
   happened): the status of the rank that failed first, or 1 for a rank that was killed;
-- it picks free ports on 127.0.0.1 itself (``--port`` chooses the first one instead);
+- it picks free ports on 127.0.0.1 itself (``--port`` chooses the first one instead, and
+  a port of the range that is in use is named before anything starts);
 - it leaves no files behind: ``mlx.launch`` writes a hostfile and a pid file per process
   into ``$TMPDIR``, so on this machine they go into a private directory, removed at the end;
 - each process gets ``OMP_NUM_THREADS=1`` unless it is set (as torchrun does), so that the
@@ -87,6 +88,33 @@ def _port_free(port: int) -> bool:
     return True
 
 
+def _port_listened_on(port: int) -> bool:
+    """Whether a socket holds ``port`` on 127.0.0.1 so that the ring cannot listen on it
+    (a port left in TIME_WAIT by an earlier job is not: the ring binds it again)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+def check_ports(start: int, count: int) -> None:
+    """Exit with a message naming the port if any of the ``count`` ports from ``start``
+    (one per process on 127.0.0.1) is out of range or in use."""
+    if not 1 <= start <= 65536 - count:
+        raise SystemExit(f"lucid.distributed.run: --port {start} leaves no room for {count} consecutive ports "
+                         f"(one per process): give a port from 1 to {65536 - count}")
+    for port in range(start, start + count):
+        if _port_listened_on(port):
+            raise SystemExit(
+                f"lucid.distributed.run: port {port} on 127.0.0.1 is in use (the {count} processes listen on "
+                f"ports {start} to {start + count - 1}, one each): pass another --port, or leave --port out "
+                "and the launcher picks free ports"
+            )
+
+
 def free_ports(count: int, attempts: int = 200) -> int:
     """The first of ``count`` consecutive ports free on 127.0.0.1 (the ring takes one per process)."""
     rng = random.Random()
@@ -157,6 +185,8 @@ def main(argv=None) -> int:
         where = ["--hostfile", args.hostfile]
     if not os.path.isfile(args.script):
         raise SystemExit(f"lucid.distributed.run: no such script: {args.script}")
+    if args.port is not None and args.hostfile is None:
+        check_ports(args.port, nproc)  # the hostfile's ports are on other machines: init says which failed
     port = args.port if args.port is not None else free_ports(nproc)
     command = _mlx_launch() + where + ["--backend", args.backend, "--starting-port", str(port)]
     if args.verbose:

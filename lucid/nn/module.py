@@ -15,17 +15,52 @@ from __future__ import annotations
 import itertools
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from .. import _dtype
 from .._autograd import no_grad
 from .._tensor import Tensor, parse_to
+from ..utils.hooks import RemovableHandle, add_hook
 from .parameter import Parameter
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["Module"]
+__all__ = ["Module", "train_hooks_paused"]
+
+#: Set while :func:`train_hooks_paused` holds: ``Module.train`` then runs no train hooks.
+_TRAIN_HOOKS_PAUSED: ContextVar[bool] = ContextVar("train_hooks_paused", default=False)
+
+
+@contextmanager
+def train_hooks_paused() -> Iterator[None]:
+    """Within the block, :meth:`Module.train` and :meth:`Module.eval` change modes only,
+    running no hook of :meth:`Module.register_train_hook`.
+
+    For code that switches a model's mode for a moment and back, such as
+    :func:`lucid.optim.swa_utils.update_bn` (BatchNorm statistics in training mode): an
+    optimizer following the model (Schedule-Free's ``follow``) keeps its weights meanwhile.
+
+    Examples
+    --------
+    >>> from lucid import nn
+    >>> from lucid.nn.module import train_hooks_paused
+    >>> net = nn.Linear(1, 1)
+    >>> handle = net.register_train_hook(lambda module, mode: print("mode", mode))
+    >>> _ = net.eval()
+    mode False
+    >>> with train_hooks_paused():
+    ...     _ = net.train()
+    >>> net.training
+    True
+    """
+    token = _TRAIN_HOOKS_PAUSED.set(True)
+    try:
+        yield
+    finally:
+        _TRAIN_HOOKS_PAUSED.reset(token)
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -110,6 +145,7 @@ class Module:
     _buffers: OrderedDict[str, Tensor | None]
     _non_persistent_buffers_set: set[str]
     _modules: OrderedDict[str, Module | None]
+    _train_hooks: OrderedDict[int, Callable[[Module, bool], Any]]
 
     def __init__(self) -> None:
         super().__setattr__("training", True)
@@ -117,6 +153,12 @@ class Module:
         super().__setattr__("_buffers", OrderedDict())
         super().__setattr__("_non_persistent_buffers_set", set())
         super().__setattr__("_modules", OrderedDict())
+        super().__setattr__("_train_hooks", OrderedDict())
+
+    def __getstate__(self) -> dict:
+        # train hooks tie this module to something outside it (an optimizer that follows its
+        # mode): a copy or a pickle has none, so that switching a copy moves nobody's weights
+        return {**self.__dict__, "_train_hooks": OrderedDict()}
 
     # --- calling ---------------------------------------------------------------------------
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -490,7 +532,34 @@ class Module:
         self.training = mode
         for module in self.children():
             module.train(mode)
+        if not _TRAIN_HOOKS_PAUSED.get():
+            for hook in list(self.__dict__.get("_train_hooks", {}).values()):
+                hook(self, mode)
         return self
+
+    def register_train_hook(self, hook: Callable[[Module, bool], Any]) -> RemovableHandle:
+        """Register ``hook(module, mode)``, run after :meth:`train` (``mode=True``) or
+        :meth:`eval` (``mode=False``) of this module has set the modes; returns a handle with
+        ``remove()``.
+
+        torch's Module has no such hook; lucid's Schedule-Free optimizers use it to follow a
+        model's mode (``optimizer.follow(model)``). It runs for calls on this module, not for
+        ``train()`` of a child alone, nor within :func:`train_hooks_paused`. A copy of the
+        module (``copy.deepcopy``, pickling) has no train hooks.
+
+        Examples
+        --------
+        >>> from lucid import nn
+        >>> net = nn.Sequential(nn.Linear(2, 2))
+        >>> handle = net.register_train_hook(lambda module, mode: print("training:", mode))
+        >>> _ = net.eval()
+        training: False
+        >>> handle.remove()
+        >>> _ = net.train()
+        """
+        if "_train_hooks" not in self.__dict__:  # a module whose __init__ skipped Module's
+            super().__setattr__("_train_hooks", OrderedDict())
+        return add_hook(self._train_hooks, hook)
 
     def eval(self) -> Self:
         """Set evaluation mode, the same as ``train(False)``; return self.

@@ -24,12 +24,17 @@ from .asgd import ASGD
 from .lbfgs import LBFGS
 from .lion import Lion
 from .muon import Muon
+from .muon_with_adamw import MuonWithAdamW
 from .nadam import NAdam, RAdam
 from .optimizer import Optimizer, register_optimizer_step_post_hook, register_optimizer_step_pre_hook, required
 from . import lr_scheduler, schedules, swa_utils
+from .prodigy import Prodigy
 from .rmsprop import RMSprop
 from .rprop import Rprop
+from .schedule_free import AdamWScheduleFree, RAdamScheduleFree, SGDScheduleFree
+from .schedule_free_wrapper import ScheduleFreeWrapper
 from .sgd import SGD
+from .soap import SOAP
 from .sparse_adam import SparseAdam
 from .wrappers import GradientAccumulation, SkipNonFinite
 
@@ -40,4 +45,8 @@ __all__ = [
     "Adadelta", "Adagrad", "Adamax", "ASGD", "NAdam", "RAdam", "RMSprop", "Rprop",
     "lr_scheduler", "schedules",
     "Lion", "Adafactor", "Muon", "LBFGS", "ADOPT",
+    "MuonWithAdamW",
+    "Prodigy",
+    "SGDScheduleFree", "AdamWScheduleFree", "RAdamScheduleFree", "ScheduleFreeWrapper",
+    "SOAP",
 ]

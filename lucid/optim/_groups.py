@@ -23,13 +23,14 @@ class ParamGroups(list):
     """An optimizer's ``param_groups``: a list of dicts, each ``"params"`` and every
     hyperparameter, that users read and change in place.
 
-    :meth:`add` checks a group before it joins (``check`` validates its hyperparameters);
-    :meth:`flat` numbers every parameter over the groups in order (``state_dict``'s numbering).
+    :meth:`add` checks a group before it joins (``defaults_of`` gives the hyperparameters it
+    is filled from, ``check`` validates them); :meth:`flat` numbers every parameter over the
+    groups in order (``state_dict``'s numbering).
     """
 
-    def __init__(self, defaults: dict, check: Callable[[dict], None]) -> None:
+    def __init__(self, defaults_of: Callable[[dict], dict], check: Callable[[dict], None]) -> None:
         super().__init__()
-        self.defaults, self.check = defaults, check
+        self.defaults_of, self.check = defaults_of, check
         self._flat: list[Tensor] | None = None
 
     def initial(self, params) -> list[dict]:
@@ -59,7 +60,7 @@ class ParamGroups(list):
             if not (param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         group["params"] = params
-        for name, default in self.defaults.items():
+        for name, default in self.defaults_of(group).items():
             if default is required and name not in group:
                 raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
             group.setdefault(name, default)
@@ -78,6 +79,17 @@ class ParamGroups(list):
             raise ValueError("some parameters appear in more than one parameter group")
         self.append(group)
         self._flat = None
+
+    def add_all(self, groups: list[dict]) -> None:
+        """:meth:`add` each of ``groups``, or none where one is refused."""
+        size = len(self)
+        try:
+            for group in groups:
+                self.add(group)
+        except Exception:
+            del self[size:]
+            self._flat = None
+            raise
 
     def flat(self) -> list[Tensor]:
         """Every parameter over all groups, in order: the numbering of ``state_dict``."""

@@ -78,8 +78,10 @@ class OptimizerState(MutableMapping):
         return "{" + ", ".join(f"{i}: {self[i]!r}" for i in self) + "}"
 
     def dtype_for(self, key: str, value: Tensor, param: Tensor):
-        """The dtype state entry ``key`` keeps next to ``param``."""
-        if not value.dtype.is_floating_point:
+        """The dtype state entry ``key`` keeps next to ``param``: a floating parameter's (an int
+        or bool entry too, as torch casts it), float32 for ``float32_keys``; next to a
+        non-floating parameter, its own."""
+        if not param.dtype.is_floating_point:
             return value.dtype
         return float32 if key in self.float32_keys else param.dtype
 

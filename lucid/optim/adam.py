@@ -48,6 +48,32 @@ def adam_amsgrad(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, weight1, beta
     return param + exp_avg * neg_step_size / denom, exp_avg, exp_avg_sq, max_exp_avg_sq
 
 
+def check_adam_group(group: dict) -> None:
+    """torch.optim.Adam's checks of a group's hyperparameters (its messages)."""
+    if isinstance(group["lr"], Tensor) and group["foreach"] and not group["capturable"]:
+        raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
+    _checks.learning_rate(group["lr"])
+    _checks.epsilon(group["eps"])
+    _checks.betas(group["betas"])
+    _checks.non_negative("weight_decay", group["weight_decay"])
+    if not (all(isinstance(b, float) for b in group["betas"])
+            or all(isinstance(b, Tensor) for b in group["betas"])):
+        raise ValueError("betas must be either both floats or both Tensors")
+
+
+def adam_state(param: Tensor, group: dict) -> dict:
+    """A parameter's Adam state before its first step."""
+    state = {"step": 0, "exp_avg": _factory.zeros_like(param), "exp_avg_sq": _factory.zeros_like(param)}
+    if group["amsgrad"]:
+        state["max_exp_avg_sq"] = _factory.zeros_like(param)
+    return state
+
+
+def adam_rule(group: dict) -> Rule:
+    """The elementwise rule of an Adam group: with or without AMSGrad."""
+    return adam_amsgrad if group["amsgrad"] else adam
+
+
 class Adam(Optimizer):
     r"""Adam (Kingma & Ba, 2015), with AMSGrad and decoupled weight decay, as torch.optim.Adam.
 
@@ -128,6 +154,8 @@ class Adam(Optimizer):
     ['exp_avg', 'exp_avg_sq', 'step']
     """
 
+    older_group_defaults = {**Optimizer.older_group_defaults, "amsgrad": False, "decoupled_weight_decay": False}
+
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-3,
                  betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
@@ -141,27 +169,16 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
 
     def check(self, group: dict) -> None:
-        if isinstance(group["lr"], Tensor) and group["foreach"] and not group["capturable"]:
-            raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
-        _checks.learning_rate(group["lr"])
-        _checks.epsilon(group["eps"])
-        _checks.betas(group["betas"])
-        _checks.non_negative("weight_decay", group["weight_decay"])
-        if not (all(isinstance(b, float) for b in group["betas"])
-                or all(isinstance(b, Tensor) for b in group["betas"])):
-            raise ValueError("betas must be either both floats or both Tensors")
+        check_adam_group(group)
 
     def check_sparse(self, group: dict) -> None:
         raise RuntimeError("Adam does not support sparse gradients, please consider SparseAdam instead")
 
     def init_state(self, param: Tensor, group: dict) -> dict:
-        state = {"step": 0, "exp_avg": _factory.zeros_like(param), "exp_avg_sq": _factory.zeros_like(param)}
-        if group["amsgrad"]:
-            state["max_exp_avg_sq"] = _factory.zeros_like(param)
-        return state
+        return adam_state(param, group)
 
     def elementwise_rule(self, group: dict) -> Rule | None:
-        return adam_amsgrad if group["amsgrad"] else adam
+        return adam_rule(group)
 
 
 class AdamW(Adam):

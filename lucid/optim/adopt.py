@@ -7,11 +7,10 @@ from typing import TYPE_CHECKING
 from .. import _factory
 from . import _checks
 from .elementwise import elementwise, lerp, maximum, minimum, sqrt
-from .optimizer import Optimizer, scalar
+from ._group_steps import GroupStepOptimizer
+from .optimizer import scalar
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from .._tensor import Tensor
     from .elementwise import Rule
     from .optimizer import ParamsT
@@ -38,7 +37,7 @@ def adopt(param, grad, exp_avg, exp_avg_sq, clip, weight1, beta2, one_minus_beta
     return param + exp_avg * neg_lr, exp_avg, exp_avg_sq * beta2 + one_minus_beta2 * grad * grad
 
 
-class ADOPT(Optimizer):
+class ADOPT(GroupStepOptimizer):
     r"""ADOPT (Taniguchi et al., 2024), computed as ``pytorch_optimizer.ADOPT`` 4.1.0.
 
     Adam normalises the gradient by a second moment that already contains it; ADOPT divides
@@ -137,18 +136,3 @@ class ADOPT(Optimizer):
 
     def elementwise_rule(self, group: dict) -> Rule | None:
         return adopt_first if group.get("step", 1) == 1 else adopt
-
-    def run_step(self, closure: Callable[[], Tensor] | None) -> Tensor | None:
-        # every group counts the step, as pytorch-optimizer's; a step that raises takes it back
-        counts = [group.get("step") for group in self.param_groups]
-        for group, count in zip(self.param_groups, counts):
-            group["step"] = (count or 0) + 1
-        try:
-            return super().run_step(closure)
-        except BaseException:
-            for group, count in zip(self.param_groups, counts):
-                if count is None:
-                    del group["step"]
-                else:
-                    group["step"] = count
-            raise

@@ -67,8 +67,9 @@ class Rule(_rules.Rule):
     """
 
     def __init__(self, fn: Callable[..., Any], state: Sequence[str], decay: str | None,
-                 scalars: Callable[[dict, Tensor, dict], dict] | None, depends_on: Callable[[dict], Any] | None) -> None:
-        super().__init__(fn, state)
+                 scalars: Callable[[dict, Tensor, dict], dict] | None, depends_on: Callable[[dict], Any] | None,
+                 sums: Sequence[str] = ()) -> None:
+        super().__init__(fn, state, sums)
         if decay not in (None, "l2", "decoupled"):
             raise ValueError(f"decay must be None, 'l2' or 'decoupled', got {decay!r}")
         self.decay, self.depends_on, self._scalars = decay, depends_on, scalars
@@ -115,9 +116,7 @@ class Rule(_rules.Rule):
             decay = "decoupled" if self.decay == "decoupled" or group.get("decoupled_weight_decay", False) else "l2"
             value = float(scalar(weight_decay if decay == "l2" else 1 - group["lr"] * weight_decay))
         maximize = bool(group.get("maximize", False))
-        if not (maximize or decay):
-            return self, None
-        return self._variant(maximize, decay), value
+        return (self._variant(maximize, decay), value) if maximize or decay else (self, None)
 
     @functools.cache  # noqa: B019 - rules live as long as their modules
     def _variant(self, maximize: bool, decay: str | None) -> _rules.Rule:
@@ -133,12 +132,13 @@ class Rule(_rules.Rule):
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # for inspect.getsource
         namespace = {self.name: helper(self.fn)}
         exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own template
-        return _rules.Rule(namespace[name], self.state)
+        return _rules.Rule(namespace[name], self.state, self.sums)
 
 
 def elementwise(state: Sequence[str] = (), decay: str | None = None,
                 scalars: Callable[[dict, Tensor, dict], dict] | None = None,
-                depends_on: Callable[[dict], Any] | None = step_count) -> Callable[[Callable[..., Any]], Rule]:
+                depends_on: Callable[[dict], Any] | None = step_count,
+                sums: Sequence[str] = ()) -> Callable[[Callable[..., Any]], Rule]:
     """Declare an elementwise update rule.
 
     Parameters
@@ -156,6 +156,10 @@ def elementwise(state: Sequence[str] = (), decay: str | None = None,
         What the scalars read from a parameter's state: they are computed once per group,
         dtype and value of ``depends_on(state)``; None computes them for each parameter
         (state of its own, such as NAdam's ``mu_product``).
+    sums : sequence of str, default ()
+        Names of terms the rule returns after its state, whose sums over each tensor's
+        elements :func:`run_rule` returns (accumulated in float64): reductions that need no
+        pass of their own (Prodigy's estimate). Such a rule runs through :func:`run_rule`.
 
     Examples
     --------
@@ -171,30 +175,33 @@ def elementwise(state: Sequence[str] = (), decay: str | None = None,
     >>> heavy_ball.scalar_values({"lr": 0.1, "momentum": 0.9}, None, {})  # in the rule's order
     (0.9, -0.1)
     """
-    return lambda fn: Rule(fn, state, decay, scalars, depends_on)
+    return lambda fn: Rule(fn, state, decay, scalars, depends_on, sums)
 
 
-def run_rule(rule: _rules.Rule, items: Iterable[tuple[Sequence[Tensor], Tensor, tuple]]) -> None:
+def run_rule(rule: _rules.Rule, items: Iterable[tuple[Sequence[Tensor], Tensor, tuple]]) -> list[tuple[float, ...]]:
     """Run ``rule`` (as the backend sees it: :meth:`Rule.for_group`'s) over tensors, in place.
 
     ``items`` holds, per parameter, ``(tensors, grad, scalars)``: the parameter and its state
     tensors in the rule's order, its dense gradient, and the rule's scalars in order. Each
     tensor written counts an in-place write. Callers check shapes, dtypes and devices first.
+    Returns, per item in order, the rule's sums as floats (empty tuples for a rule without).
 
     Examples
     --------
     >>> import lucid
     >>> from lucid.optim.sgd import sgd
     >>> w = lucid.tensor([1.0, 2.0])
-    >>> run_rule(sgd, [((w,), lucid.tensor([1.0, 1.0]), (-0.5,))])
+    >>> run_rule(sgd, [((w,), lucid.tensor([1.0, 1.0]), (-0.5,))])   # SGD's rule has no sums
+    [()]
     >>> w
     tensor([0.5000, 1.5000])
     """
+    sums: dict[int, tuple] = {}
     by_backend: dict = {}
-    for item in items:
-        by_backend.setdefault(backend_of(item[0][0]), []).append(item)
+    for index, (tensors, grad, numbers) in enumerate(items):
+        by_backend.setdefault(backend_of(tensors[0]), []).append((index, tensors, (arrays_of(tensors), *arrays_of((grad,)), numbers)))
     for backend, group in by_backend.items():
-        results = backend.run_rule(rule, [(arrays_of(tensors), *arrays_of((grad,)), scalars)
-                                          for tensors, grad, scalars in group])
-        for (tensors, _, _), arrays in zip(group, results):
-            rebind_(tensors, arrays)
+        for (index, tensors, _), arrays in zip(group, backend.run_rule(rule, [item for *_, item in group])):
+            rebind_(tensors, arrays[:len(tensors)])  # the tensors' new arrays, then the rule's sums
+            sums[index] = tuple(arrays[len(tensors):])
+    return [sums[index] for index in sorted(sums)]

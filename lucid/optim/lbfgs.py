@@ -486,14 +486,15 @@ class LBFGS(Optimizer):
 
 def _follow(value, param: Tensor):
     """``value`` (a Tensor, a host array or number, or a list of them) on ``param``'s device
-    and, if floating, in its dtype."""
+    and, if ``param`` is floating, in its dtype."""
     if isinstance(value, list):
         return [_follow(v, param) for v in value]
     if host.is_array(value) and value.ndim:
         value = Tensor(value)
     if isinstance(value, Tensor):
-        if value.device != param.device or (value.dtype.is_floating_point and value.dtype is not param.dtype):
-            value = value.detach().to(param.device, param.dtype if value.dtype.is_floating_point else value.dtype)
+        dtype = param.dtype if param.dtype.is_floating_point else value.dtype  # torch casts ints and bools too
+        if value.device != param.device or value.dtype is not dtype:
+            value = value.detach().to(param.device, dtype)
         return value
     if host.is_scalar(value):  # a NumPy number from a checkpoint
         return scalar(value, param.dtype)

@@ -55,6 +55,38 @@ def adjust_lr(lr: float, adjust_lr_fn, shape) -> float:
     return lr * ratio
 
 
+def check_muon_group(group: dict) -> None:
+    """torch.optim.Muon's checks of a group's hyperparameters (its messages), and its 2-D parameters."""
+    if isinstance(group["lr"], Tensor) and group["lr"].numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= group["lr"]:
+        raise ValueError(f"Learning rate should be >= 0 but is: {group['lr']}")
+    if not 0.0 <= group["momentum"]:
+        raise ValueError(f"momentum should be >= 0 but is: {group['momentum']}")
+    if not 0.0 <= group["weight_decay"]:
+        raise ValueError(f"weight decay should be >= 0 but is: {group['weight_decay']}")
+    if group["adjust_lr_fn"] not in _ADJUST_LR_FNS:
+        raise ValueError(f"Adjust learning rate function {group['adjust_lr_fn']} is not supported")
+    for param in group.get("params", ()):
+        if param.ndim != 2:
+            raise ValueError(f"Muon only supports 2D parameters whereas we found a parameter with size: {param.shape}")
+
+
+def muon_state(param: Tensor) -> dict:
+    """A parameter's Muon state before its first step: a zero momentum buffer (no step count, as torch)."""
+    return {"momentum_buffer": _factory.zeros_like(param)}
+
+
+def muon_update(param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
+    """One Muon step of the 2-D ``param`` (its ``state["momentum_buffer"]``), as torch's."""
+    lr, momentum = scalar(group["lr"]), group["momentum"]
+    buf = state["momentum_buffer"].lerp_(grad, 1 - momentum)
+    direction = grad.detach().clone().lerp_(buf, momentum) if group["nesterov"] else buf
+    ortho = zeropower_via_newtonschulz(direction, group["ns_coefficients"], group["ns_steps"], group["eps"])
+    param.mul_(float(1 - lr * group["weight_decay"]))
+    param.add_(ortho, alpha=float(-adjust_lr(lr, group["adjust_lr_fn"], param.shape)))
+
+
 class Muon(Optimizer):
     r"""Muon (Jordan et al., 2024): SGD-momentum whose update is orthogonalised, as torch.optim.Muon.
 
@@ -148,29 +180,10 @@ class Muon(Optimizer):
         super().__init__(params, defaults)
 
     def check(self, group: dict) -> None:
-        if isinstance(group["lr"], Tensor) and group["lr"].numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= group["lr"]:
-            raise ValueError(f"Learning rate should be >= 0 but is: {group['lr']}")
-        if not 0.0 <= group["momentum"]:
-            raise ValueError(f"momentum should be >= 0 but is: {group['momentum']}")
-        if not 0.0 <= group["weight_decay"]:
-            raise ValueError(f"weight decay should be >= 0 but is: {group['weight_decay']}")
-        if group["adjust_lr_fn"] not in _ADJUST_LR_FNS:
-            raise ValueError(f"Adjust learning rate function {group['adjust_lr_fn']} is not supported")
-        for param in group.get("params", ()):
-            if param.ndim != 2:
-                raise ValueError(
-                    f"Muon only supports 2D parameters whereas we found a parameter with size: {param.shape}"
-                )
+        check_muon_group(group)
 
     def init_state(self, param: Tensor, group: dict) -> dict:
-        return {"momentum_buffer": _factory.zeros_like(param)}
+        return muon_state(param)
 
     def update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
-        lr, momentum = scalar(group["lr"]), group["momentum"]
-        buf = state["momentum_buffer"].lerp_(grad, 1 - momentum)
-        direction = grad.detach().clone().lerp_(buf, momentum) if group["nesterov"] else buf
-        ortho = zeropower_via_newtonschulz(direction, group["ns_coefficients"], group["ns_steps"], group["eps"])
-        param.mul_(float(1 - lr * group["weight_decay"]))
-        param.add_(ortho, alpha=float(-adjust_lr(lr, group["adjust_lr_fn"], param.shape)))
+        muon_update(param, grad, state, group)

@@ -166,6 +166,7 @@ class NAdam(Optimizer):
     """
 
     float32_keys = frozenset({"mu_product"})
+    older_group_defaults = {**Optimizer.older_group_defaults, "decoupled_weight_decay": False}
 
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0,
@@ -264,6 +265,8 @@ class RAdam(Optimizer):
     >>> sorted(optimizer.state[0])
     ['exp_avg', 'exp_avg_sq', 'step']
     """
+
+    older_group_defaults = {**Optimizer.older_group_defaults, "decoupled_weight_decay": False}
 
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0,

@@ -4,6 +4,7 @@ with one job: ``_groups`` (the parameter groups), ``_state`` (state and its conv
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -98,6 +99,11 @@ class Optimizer:
     #: its default dtype (ASGD's "eta" and "mu", NAdam's "mu_product").
     float32_keys: frozenset = frozenset()
 
+    #: The hyperparameters a group of an older torch's state dict may lack (flags torch added
+    #: later), with the values torch's ``__setstate__`` gives them; a loaded group lacking any
+    #: other of ``defaults`` is refused (torch loads it and fails at ``step``).
+    older_group_defaults: dict = dict(foreach=None, maximize=False, differentiable=False, capturable=False, fused=None)
+
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
         self._validate(_schedules.attach(dict(defaults)))  # first, as torch does
@@ -106,11 +112,16 @@ class Optimizer:
             self.add_param_group(group)
 
     def _compose(self) -> None:
-        """The parts, fresh (a new optimizer's, or an unpickled one's before its groups return)."""
+        """The parts, fresh (a new optimizer's, or an unpickled one's before its groups return).
+
+        The parts reach the optimizer through a weak proxy: the optimizer holds them, and a
+        reference cycle would leave a dropped optimizer, and its state, to the cyclic collector.
+        """
+        me = weakref.proxy(self)
         self._hooks = Hooks()
-        self.param_groups = ParamGroups(self.defaults, self._validate)
+        self.param_groups = ParamGroups(lambda group: me.group_defaults(group), lambda group: me._validate(group))
         self.state = OptimizerState(self.param_groups, self.float32_keys)
-        self._engine = StepEngine(self)
+        self._engine = StepEngine(me)
         self._steps_taken = 0
 
     @property
@@ -151,6 +162,20 @@ class Optimizer:
             ...
         ValueError: Invalid learning rate: -1.0
         """
+
+    def group_defaults(self, group: dict) -> dict:
+        """The hyperparameters ``group`` takes where it sets none (when it is added, or loaded):
+        :attr:`defaults`, or one rule's for an optimizer of several (:class:`MuonWithAdamW`).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> sgd = optim.SGD([nn.Parameter(lucid.zeros(1))], lr=0.1)
+        >>> sgd.group_defaults(sgd.param_groups[0]) is sgd.defaults
+        True
+        """
+        return self.defaults
 
     def init_state(self, param: Tensor, group: dict) -> dict:
         """The state of ``param`` before its first update, made the first time it steps.
@@ -393,13 +418,32 @@ class Optimizer:
         """Restore state and hyperparameters saved by :meth:`state_dict`.
 
         Everything is checked before anything changes: the number and sizes of the groups,
-        each state entry against its parameter's shape, the hyperparameters. Loaded tensors
-        are copied and converted to their parameter's device and dtype (``step`` stays an int).
+        each state entry against its parameter's shape, the hyperparameters (as the
+        constructor checks them). Loaded tensors are copied and converted to their
+        parameter's device and, for a floating parameter, its dtype, as torch casts them (an
+        int or bool ``exp_avg`` too); ``step`` stays an int.
 
         Raises
         ------
         ValueError
-            When the dict does not fit this optimizer; the optimizer is then unchanged.
+            When the dict does not fit this optimizer, or a group lacks a hyperparameter this
+            optimizer needs (naming the group and the key, and, for another optimizer's state
+            dict, the state it holds and the state this one keeps); the optimizer is then
+            unchanged.
+        TypeError
+            For a hyperparameter of the wrong type, as the constructor raises it.
+
+        Notes
+        -----
+        Where lucid differs from torch on purpose: torch loads a group lacking a
+        hyperparameter (``lr``, ``betas``, or an Adam state dict in an ``SGD(momentum=0.9)``)
+        and raises KeyError at the next ``step``, and takes hyperparameters out of range;
+        lucid refuses both at load. A group may lack only the flags an older torch did not
+        save (:attr:`older_group_defaults`), which get the values torch's ``__setstate__``
+        gives them; an older torch's Python-number ``eta``, ``mu`` or ``mu_product`` become
+        float32 tensors, as there. State torch keeps in float32 (:attr:`float32_keys`) stays
+        float32 on loading where torch casts it to the parameter's dtype, so that a resumed
+        run steps as the uninterrupted one.
 
         Examples
         --------

@@ -134,6 +134,8 @@ class RMSprop(Optimizer):
     ['square_avg', 'step']
     """
 
+    older_group_defaults = {**Optimizer.older_group_defaults, "momentum": 0, "centered": False}
+
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:

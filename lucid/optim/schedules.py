@@ -579,15 +579,26 @@ def to_plain(group: dict) -> dict:
     return group
 
 
-def from_plain(group: dict) -> dict:
-    """A loaded group's schedule, rebuilt from plain data.
+def from_plain(group: dict, where: str = "a loaded group") -> dict:
+    """A loaded group's schedule, rebuilt from plain data, with the count of updates it made.
+
+    Raises
+    ------
+    ValueError
+        Where ``group`` (``where``, for the message) has an ``lr_schedule`` that is no
+        schedule, or a count ``lr_schedule_step`` below 0 (TypeError: not an int).
 
     Examples
     --------
     >>> from lucid.optim.schedules import from_plain
-    >>> from_plain({"lr_schedule": {"schedule": "step", "start": 1.0, "step_size": 2, "gamma": 0.5}})
-    {'lr_schedule': step(start=1.0, step_size=2, gamma=0.5)}
+    >>> from_plain({"lr_schedule": {"schedule": "step", "start": 1.0, "step_size": 2, "gamma": 0.5},
+    ...             "lr_schedule_step": 3})
+    {'lr_schedule': step(start=1.0, step_size=2, gamma=0.5), 'lr_schedule_step': 3}
     """
     if isinstance(group.get("lr_schedule"), dict):
         group["lr_schedule"] = from_dict(group["lr_schedule"])
+    if "lr_schedule" in group:
+        if not is_schedule(group["lr_schedule"]):
+            raise ValueError(f"{where} has an lr_schedule that is no schedule: {group['lr_schedule']!r}")
+        count(f"{where}['lr_schedule_step']", group.get("lr_schedule_step"))
     return group

@@ -133,6 +133,8 @@ class SGD(Optimizer):
     tensor([ 0.4600, -0.4600], requires_grad=True)
     """
 
+    older_group_defaults = {**Optimizer.older_group_defaults, "nesterov": False, "fused": False}
+
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-3, momentum: float = 0,
                  dampening: float = 0, weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
                  foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None) -> None:

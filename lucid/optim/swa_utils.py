@@ -15,13 +15,13 @@ from __future__ import annotations
 import copy
 import itertools
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .._autograd import no_grad
 from .._dtype import int64
 from .._tensor import Tensor, eval as lucid_eval
-from ..nn.module import Module
+from ..nn.module import Module, train_hooks_paused
 from . import _checks
 from .lr_scheduler import LRScheduler, _format_param
 from .optimizer import Optimizer
@@ -259,6 +259,31 @@ class AveragedModel(Module):
         self.multi_avg_fn = multi_avg_fn
         self.use_buffers = use_buffers
 
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> Any:
+        """:meth:`lucid.nn.Module.load_state_dict`, with ``n_averaged`` checked as the count it
+        is (a whole number, at least 0) before anything loads.
+
+        Notes
+        -----
+        torch loads a negative count (the next average divides by zero, or weighs the model
+        wrongly) and truncates a fractional one; lucid refuses both, changing nothing.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn
+        >>> from lucid.optim.swa_utils import AveragedModel
+        >>> swa = AveragedModel(nn.Linear(2, 1))
+        >>> swa.load_state_dict({**swa.state_dict(), "n_averaged": lucid.tensor(-1)})
+        Traceback (most recent call last):
+            ...
+        ValueError: n_averaged must be at least 0, got -1
+        """
+        count = state_dict.get("n_averaged") if isinstance(state_dict, Mapping) else None
+        if count is not None and getattr(count, "shape", None) == ():
+            _checks.count("n_averaged", count.item())
+        return super().load_state_dict(state_dict, strict)
+
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """Call the averaged copy of the model.
 
@@ -373,7 +398,10 @@ def update_bn(loader: Iterable[Any], model: Module, device: str | None = None) -
     A module counts as a batch-norm layer if it has a ``reset_running_stats()`` method and
     a ``momentum`` attribute, as :class:`lucid.nn.BatchNorm1d` (and torch's ``_BatchNorm``)
     has; for a model without any, this returns at once without running the model, as
-    torch's does.
+    torch's does. The model's mode is switched without its train hooks
+    (:meth:`lucid.nn.Module.register_train_hook`), so that an optimizer following it (a
+    Schedule-Free optimizer's ``follow``) keeps the weights where they are: after
+    ``model.eval()``, the statistics are those of the evaluation weights.
 
     Examples
     --------
@@ -394,7 +422,8 @@ def update_bn(loader: Iterable[Any], model: Module, device: str | None = None) -
     if not momenta:
         return
     was_training = model.training
-    model.train()
+    with train_hooks_paused():  # an optimizer following the model's mode keeps its weights
+        model.train()
     for module in momenta:
         module.momentum = None
     with no_grad():
@@ -406,7 +435,8 @@ def update_bn(loader: Iterable[Any], model: Module, device: str | None = None) -
             model(batch)
     for module, momentum in momenta.items():
         module.momentum = momentum
-    model.train(was_training)
+    with train_hooks_paused():
+        model.train(was_training)
 
 
 class SWALR(LRScheduler):
@@ -461,15 +491,20 @@ class SWALR(LRScheduler):
         # every check before the groups are written
         swa_lrs = _format_param("swa_lr", optimizer, swa_lr)
         _checks.at_least("swa_lr", swa_lrs)
-        if anneal_strategy not in ["cos", "linear"]:
-            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
-        if not isinstance(anneal_epochs, int) or anneal_epochs < 0:
-            raise ValueError(f"anneal_epochs must be equal or greater than 0, got {anneal_epochs}")
+        self._check_hyperparameters(dict(_anneal_strategy=anneal_strategy, anneal_epochs=anneal_epochs))
         for value, group in zip(swa_lrs, optimizer.param_groups):
             group["swa_lr"] = value
         self._set_anneal_func(anneal_strategy)
         self.anneal_epochs = anneal_epochs
         super().__init__(optimizer, last_epoch)
+
+    def _check_hyperparameters(self, values: dict) -> None:
+        if values["_anneal_strategy"] not in ["cos", "linear"]:
+            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got "
+                             f"{values['_anneal_strategy']}")
+        epochs = values["anneal_epochs"]
+        if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 0:
+            raise ValueError(f"anneal_epochs must be equal or greater than 0, got {epochs}")
 
     @staticmethod
     def _linear_anneal(t):

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from ..._autograd import no_grad
 from ...optim.optimizer import Optimizer, with_step_hooks
 from .. import collectives
+from .._agreement import Call
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -15,6 +16,9 @@ if TYPE_CHECKING:
     from ...optim.optimizer import ParamsT
 
 __all__ = ["ZeroRedundancyOptimizer"]
+
+# the name of the step's collective, in the message when the processes' calls disagree
+_EXCHANGE = "ZeroRedundancyOptimizer's exchange of shards"
 
 
 class ZeroRedundancyOptimizer(Optimizer):
@@ -63,6 +67,10 @@ class ZeroRedundancyOptimizer(Optimizer):
     - The consolidation gathers every shard on every process for a moment (MLX's
       backends have no gather to one process): it needs the memory of the whole state once.
     - A load that any process refuses leaves every process's optimizer as it was.
+    - Before each step the processes check that they hold the same shards (one small
+      exchange); otherwise every process raises
+      :class:`~lucid.distributed.DistBackendError` and nothing has changed.
+      ``consolidate_state_dict`` checks that every process names the same ``to``.
 
     Examples
     --------
@@ -176,12 +184,15 @@ class ZeroRedundancyOptimizer(Optimizer):
         tensor([0., 0.])
         >>> dist.destroy_process_group()
         """
+        shards = self._shards()
+        # before anything changes: every process must be at this step, with the same shards
+        collectives._check_agreement(collectives._shards_call(shards, _EXCHANGE))
         self._steps_taken += 1  # Optimizer.step_count, which lr schedulers read
         _sync_param_groups(self.param_groups, self.optim.param_groups)
         loss = self.optim.step() if closure is None else self.optim.step(closure)
         _sync_param_groups(self.optim.param_groups, self.param_groups)
         with no_grad():
-            collectives._exchange_shards(self._shards())
+            collectives._exchange_shards(shards, _EXCHANGE)
         return loss
 
     # --- saving and loading -----------------------------------------------------------
@@ -208,8 +219,9 @@ class ZeroRedundancyOptimizer(Optimizer):
         """
         collectives._check_src(to, "to")
         _sync_param_groups(self.param_groups, self.optim.param_groups)
-        every = [None] * self.world_size
-        collectives.all_gather_object(every, self.optim.state_dict())
+        # every process must name the same ``to``: otherwise two would each think they hold the state
+        every = collectives._all_gather_object(self.optim.state_dict(),
+                                               Call("ZeroRedundancyOptimizer.consolidate_state_dict", root=("to", to)))
         self._all_state_dicts = every if self.rank == to else []
 
     def state_dict(self) -> dict:
@@ -291,8 +303,8 @@ class ZeroRedundancyOptimizer(Optimizer):
                 self.optim.load_state_dict(local)
             except (TypeError, ValueError, KeyError) as refused:
                 error = refused
-        verdicts = [None] * self.world_size
-        collectives.all_gather_object(verdicts, None if error is None else f"{type(error).__name__}: {error}")
+        verdicts = collectives._all_gather_object(None if error is None else f"{type(error).__name__}: {error}",
+                                                  Call("ZeroRedundancyOptimizer.load_state_dict"))
         if error is not None:
             raise ValueError(f"ZeroRedundancyOptimizer.load_state_dict refused on rank {self.rank}: {error}") from error
         refusals = [(r, v) for r, v in enumerate(verdicts) if v is not None]

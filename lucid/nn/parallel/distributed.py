@@ -14,12 +14,15 @@ from ..._ops.shape import cat
 from ..._sparse import sparse_coo_tensor
 from ..._tensor import Tensor
 from ...distributed import collectives
+from ...distributed._agreement import Call, tensor_entry
 from ..module import Module
 
 __all__ = ["DistributedDataParallel"]
 
 # what a parameter's gradient is on one process, in the exchange before a reduction
 _NONE, _DENSE, _SPARSE = 0, 1, 2
+# the name of each collective, in the message when the processes' calls disagree
+_REDUCTION = "DistributedDataParallel's gradient reduction"
 
 
 class DistributedDataParallel(Module):
@@ -61,6 +64,11 @@ class DistributedDataParallel(Module):
         raises, naming the first difference), or no parameter requires a gradient.
     ValueError
         Without :func:`lucid.distributed.init_process_group`.
+    lucid.distributed.DistBackendError
+        From ``backward()``, on every process, when the processes' reductions disagree
+        (buckets of another ``bucket_cap_mb``, a parameter converted on one process, a
+        backward on one process against another collective on the others): checked
+        once per reduction, before any gradient is exchanged.
 
     Notes
     -----
@@ -131,7 +139,8 @@ class DistributedDataParallel(Module):
             )
         self._check_same_module()
         with no_grad():
-            collectives._broadcast_coalesced(list(module.parameters()) + list(module.buffers()), src=0)
+            collectives._broadcast_coalesced(list(module.parameters()) + list(module.buffers()), 0,
+                                             "DistributedDataParallel's broadcast of rank 0's parameters and buffers")
         self._buckets = self._assign_buckets(bucket_cap_mb * 2 ** 20)
         self._queued = False
 
@@ -141,8 +150,7 @@ class DistributedDataParallel(Module):
         mine = [("parameter", name, tuple(t.shape), t.dtype.name, t.requires_grad)
                 for name, t in self.module.named_parameters()]
         mine += [("buffer", name, tuple(t.shape), t.dtype.name, False) for name, t in self.module.named_buffers()]
-        every = [None] * self.world_size
-        dist.all_gather_object(every, mine)
+        every = collectives._all_gather_object(mine, Call("DistributedDataParallel's check of the model"))
         reference = every[0]
         for rank, theirs in enumerate(every[1:], start=1):
             if theirs == reference:
@@ -182,7 +190,7 @@ class DistributedDataParallel(Module):
             buffers = list(self.module.buffers())
             if buffers:
                 with no_grad():
-                    collectives._broadcast_coalesced(buffers, src=0)
+                    collectives._broadcast_coalesced(buffers, 0, "DistributedDataParallel's broadcast of buffers")
         output = self.module(*inputs, **kwargs)
         if is_grad_enabled() and self.require_backward_grad_sync:
             output = _map_tensors(output, self._mark)
@@ -236,6 +244,8 @@ class DistributedDataParallel(Module):
         self._queued = False
         if self.world_size == 1:
             return
+        # one check per step covers every exchange below: the same parameters in the same buckets
+        collectives._check_agreement(self._reduction_call())
         kinds, lengths = self._exchange_kinds()
         with no_grad():
             for bucket in self._buckets:
@@ -247,10 +257,20 @@ class DistributedDataParallel(Module):
                         param.grad = param.grad.to_dense()
                 if dense:
                     # one collective per bucket: each gradient / world size, summed
-                    dist.all_reduce_coalesced([p.grad for p in dense], op=dist.ReduceOp.AVG)
+                    collectives._reduce([p.grad for p in dense], dist.ReduceOp.AVG, _REDUCTION, checked=False)
             for param in self._params:
                 if _SPARSE in kinds[id(param)] and _DENSE not in kinds[id(param)]:
                     self._reduce_rows(param, lengths[id(param)])
+
+    def _reduction_call(self) -> Call:
+        """What this process's gradient reduction will send: each parameter's dtype and shape,
+        in bucket order, and for each bucket which collective (device and dtype) each is in."""
+        tensors, layout = [], []
+        for bucket in self._buckets:
+            kinds: dict = {}
+            layout.append(tuple(kinds.setdefault((p.device, p.dtype), len(kinds)) for p in bucket))
+            tensors += [tensor_entry(p) for p in bucket]
+        return Call(_REDUCTION, op="AVG", tensors=tuple(tensors), layout=tuple(layout))
 
     def _exchange_kinds(self):
         """What each parameter's gradient is on every process (none, dense, or sparse with
@@ -264,10 +284,7 @@ class DistributedDataParallel(Module):
                 codes += [_SPARSE, grad._nnz()]
             else:
                 codes += [_DENSE, 0]
-        mine = Tensor(codes, dtype=int64)
-        every = [zeros_like(mine) for _ in range(self.world_size)]
-        dist.all_gather(every, mine)
-        table = [t.tolist() for t in every]
+        table = collectives._all_gather_words(codes, _REDUCTION)
         kinds = {id(p): {row[2 * i] for row in table} for i, p in enumerate(self._params)}
         lengths = {id(p): [row[2 * i + 1] for row in table] for i, p in enumerate(self._params)}
         return kinds, lengths
@@ -281,8 +298,8 @@ class DistributedDataParallel(Module):
         else:
             rows, values = grad.indices()[0], grad.values()
         values = values / self.world_size
-        all_rows = collectives._all_gather_rows(rows, lengths)
-        all_values = collectives._all_gather_rows(values, lengths)
+        all_rows = collectives._all_gather_rows(rows, lengths, _REDUCTION)
+        all_values = collectives._all_gather_rows(values, lengths, _REDUCTION)
         param.grad = sparse_coo_tensor(cat(all_rows).reshape(1, -1), cat(all_values), param.shape).coalesce()
 
 

@@ -207,6 +207,20 @@ class LRScheduler:
     def load_state_dict(self, state_dict: dict) -> None:
         """Restore a :meth:`state_dict`. The optimizer's lrs are not changed: load its state too.
 
+        Raises
+        ------
+        TypeError, ValueError
+            For a dict that is not this scheduler's state, or a hyperparameter the
+            constructor would refuse (``step_size=0``, ``gamma=nan``, a NaN ``base_lrs``);
+            the scheduler is then unchanged.
+
+        Notes
+        -----
+        torch's ``load_state_dict`` updates the attributes unchecked: ``StepLR`` with
+        ``step_size=0`` or ``CosineAnnealingLR`` with ``T_max=0`` loads, then divides by
+        zero at the next ``step``; a NaN ``gamma`` makes the lr NaN. lucid checks the loaded
+        values as the constructor checks its arguments, before anything changes.
+
         Examples
         --------
         >>> import lucid
@@ -246,6 +260,17 @@ class LRScheduler:
             if value is not None and (not isinstance(value, list) or len(value) != groups):
                 raise ValueError(f"{name}.load_state_dict: {key} must be a list of {groups} lrs (one per param "
                                  f"group), got {value!r}")
+            if value is not None:
+                _checks.at_least(key, value)
+        self._check_hyperparameters({**self.__dict__, **state_dict})
+
+    def _check_hyperparameters(self, values: dict) -> None:
+        """Raise for a hyperparameter of ``values`` (attributes by name) that the constructor refuses.
+
+        The constructor runs it on its arguments and :meth:`load_state_dict` on the loaded
+        values, before anything changes: loaded state is checked as built state (torch loads
+        ``step_size=0`` and fails at the next ``step``).
+        """
 
     # --- learning rates ---------------------------------------------------------------------
     def get_last_lr(self) -> list:

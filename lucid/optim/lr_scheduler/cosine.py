@@ -49,11 +49,14 @@ class CosineAnnealingLR(LRScheduler):
     """
 
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1) -> None:
-        _checks.at_least("T_max", T_max, 0, strict=True)
-        _checks.finite("eta_min", eta_min)
+        self._check_hyperparameters(dict(T_max=T_max, eta_min=eta_min))
         self.T_max = T_max
         self.eta_min = eta_min
         super().__init__(optimizer, last_epoch)
+
+    def _check_hyperparameters(self, values: dict) -> None:
+        _checks.at_least("T_max", values["T_max"], 0, strict=True)
+        _checks.finite("eta_min", values["eta_min"])
 
     def get_lr(self) -> list:
         self._warn_get_lr_called_within_step()
@@ -120,19 +123,25 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 
     def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
                  last_epoch: int = -1) -> None:
-        if T_0 <= 0 or not isinstance(T_0, int):
-            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
-        if T_mult < 1 or not isinstance(T_mult, int):
-            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
-        if not isinstance(eta_min, (float, int)):
-            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}")
-        _checks.finite("eta_min", eta_min)
+        self._check_hyperparameters(dict(T_0=T_0, T_i=T_0, T_mult=T_mult, eta_min=eta_min, T_cur=0))
         self.T_0 = T_0
         self.T_i = T_0
         self.T_mult = T_mult
         self.eta_min = eta_min
         self.T_cur: float = last_epoch  # an epoch, which step(epoch) may give as a float
         super().__init__(optimizer, last_epoch)
+
+    def _check_hyperparameters(self, values: dict) -> None:
+        for key in ("T_0", "T_i"):  # torch's messages, then T_i (saved) as T_0 and T_cur as an epoch
+            if not isinstance(values[key], int) or isinstance(values[key], bool) or values[key] <= 0:
+                raise ValueError(f"Expected positive integer {key}, but got {values[key]}")
+        if not isinstance(values["T_mult"], int) or values["T_mult"] < 1:
+            raise ValueError(f"Expected integer T_mult >= 1, but got {values['T_mult']}")
+        if not isinstance(values["eta_min"], (float, int)):
+            raise ValueError(f"Expected float or int eta_min, but got {values['eta_min']} of type "
+                             f"{type(values['eta_min'])}")
+        _checks.finite("eta_min", values["eta_min"])
+        _checks.finite("T_cur", values["T_cur"])
 
     def get_lr(self) -> list:
         self._warn_get_lr_called_within_step()

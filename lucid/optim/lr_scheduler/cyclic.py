@@ -16,7 +16,9 @@ if TYPE_CHECKING:
 
 
 def _set_momentum(group: dict, momentum, use_beta1: bool) -> None:
-    if use_beta1:
+    # beta1 where the optimizer has betas (torch's test), or where this group has betas and no
+    # momentum: MuonWithAdamW's AdamW groups, next to its Muon groups' momentum
+    if use_beta1 or ("betas" in group and "momentum" not in group):
         group["betas"] = (momentum, *group["betas"][1:])
     else:
         group["momentum"] = momentum
@@ -54,8 +56,8 @@ class CyclicLR(LRScheduler):
     A cycle rises for ``step_size_up`` steps and falls for ``step_size_down``; the amplitude
     ``max_lr - base_lr`` is scaled by ``scale_fn`` of the cycle number (``"triangular"``: 1,
     ``"triangular2"``: halved each cycle) or of the step (``"exp_range"``: ``gamma**step``).
-    With ``cycle_momentum``, ``momentum`` (or ``betas[0]``, for optimizers with ``betas``)
-    cycles between ``max_momentum`` and ``base_momentum``. Step it after every batch.
+    With ``cycle_momentum``, ``momentum`` (or ``betas[0]``, for optimizers with ``betas`` and
+    the AdamW groups of a :class:`~lucid.optim.MuonWithAdamW`) cycles between ``max_momentum`` and ``base_momentum``. Step it after every batch.
 
     With :math:`T = T_{\text{up}} + T_{\text{down}}`, :math:`r = T_{\text{up}} / T` and
     batch index :math:`t`:
@@ -128,12 +130,9 @@ class CyclicLR(LRScheduler):
                  max_momentum: float | list[float] = 0.9, last_epoch: int = -1) -> None:
         _check_optimizer(optimizer)
         # every check first: nothing is written into the groups before all have passed
-        if mode not in ["triangular", "triangular2", "exp_range"] and scale_fn is None:
-            raise ValueError("mode is invalid and scale_fn is None")
         if scale_fn is not None and not callable(scale_fn):
             raise TypeError(f"scale_fn must be callable or None, got {type(scale_fn).__name__}")
-        if scale_mode not in ("cycle", "iterations"):
-            raise ValueError(f"scale_mode must be 'cycle' or 'iterations', got {scale_mode!r}")
+        self._check_modes(mode, scale_fn, scale_mode)
         _checks.at_least("base_lr", base_lr)
         _checks.at_least("max_lr", max_lr)
         _checks.at_least("step_size_up", step_size_up, 0, strict=True)
@@ -161,6 +160,23 @@ class CyclicLR(LRScheduler):
             _init_momentum_cycle(self, optimizer, base_momentum, max_momentum, last_epoch, keep=True)
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
+
+    @staticmethod
+    def _check_modes(mode, scale_fn, scale_mode) -> None:
+        if mode not in ["triangular", "triangular2", "exp_range"] and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        if scale_mode not in ("cycle", "iterations"):
+            raise ValueError(f"scale_mode must be 'cycle' or 'iterations', got {scale_mode!r}")
+
+    def _check_hyperparameters(self, values: dict) -> None:
+        # the constructor checks its arguments; a loaded state, what they became
+        self._check_modes(values["mode"], self._scale_fn_custom, values["scale_mode"])
+        _checks.at_least("total_size", values["total_size"], 0, strict=True)
+        _checks.at_least("step_ratio", values["step_ratio"], 0, strict=True)
+        if values["step_ratio"] > 1:
+            raise ValueError(f"step_ratio must be at most 1, got {values['step_ratio']!r}")
+        _checks.at_least("max_lrs", values["max_lrs"])
+        _checks.finite("gamma", values["gamma"])
 
     def _init_scale_fn(self) -> None:
         """The built-in modes fix what ``scale_fn`` takes: the cycle, or the step for exp_range."""
@@ -324,9 +340,7 @@ class OneCycleLR(LRScheduler):
         _check_optimizer(optimizer)
         self.optimizer = optimizer
         if total_steps is not None:
-            if total_steps <= 0 or not isinstance(total_steps, int):
-                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
-            self.total_steps = total_steps
+            self.total_steps = self._checked_total_steps(total_steps)
         elif epochs is not None and steps_per_epoch is not None:
             if not isinstance(epochs, int) or epochs <= 0:
                 raise ValueError(f"Expected positive integer epochs, but got {epochs}")
@@ -338,9 +352,7 @@ class OneCycleLR(LRScheduler):
         self._schedule_phases = self._phases(pct_start, three_phase)
         if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
-        if anneal_strategy not in ["cos", "linear"]:
-            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
-        self._anneal_func_type = anneal_strategy
+        self._anneal_func_type = self._checked_anneal_strategy(anneal_strategy)
         _checks.at_least("max_lr", max_lr)
         _checks.at_least("div_factor", div_factor, 0, strict=True)
         _checks.at_least("final_div_factor", final_div_factor, 0, strict=True)
@@ -355,6 +367,72 @@ class OneCycleLR(LRScheduler):
         if cycle_momentum:
             _init_momentum_cycle(self, optimizer, base_momentum, max_momentum, last_epoch, keep=False)
         super().__init__(optimizer, last_epoch)
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restore a :meth:`state_dict`, also one of an older torch with its ``anneal_func``.
+
+        Notes
+        -----
+        An older torch saved the annealing function itself (``anneal_func``); torch 2.13 keeps
+        it as an attribute and anneals by the strategy it was built with. lucid reads the
+        saved strategy from the function's name where the dict has no ``_anneal_func_type``
+        (a saved state restores every other setting too), and keeps no function.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> from lucid.optim.lr_scheduler import OneCycleLR
+        >>> optimizer = optim.SGD([nn.Parameter(lucid.zeros(1))], lr=1.0, momentum=0.9)
+        >>> scheduler = OneCycleLR(optimizer, max_lr=1.0, total_steps=8)
+        >>> older = {k: v for k, v in scheduler.state_dict().items() if k != "_anneal_func_type"}
+        >>> older["anneal_func"] = OneCycleLR._annealing_linear
+        >>> scheduler.load_state_dict(older)
+        >>> scheduler._anneal_func_type
+        'linear'
+        """
+        super().load_state_dict(self._from_older(state_dict))
+
+    def _check_state_dict(self, state_dict) -> None:
+        super()._check_state_dict(self._from_older(state_dict))
+
+    @staticmethod
+    def _from_older(state_dict):
+        """``state_dict`` without an older torch's ``anneal_func``, its strategy read from it
+        where the dict has no ``_anneal_func_type``."""
+        if not isinstance(state_dict, dict) or "anneal_func" not in state_dict:
+            return state_dict
+        state = {k: v for k, v in state_dict.items() if k != "anneal_func"}
+        if "_anneal_func_type" not in state:
+            func = state_dict["anneal_func"]
+            kind = {"_annealing_cos": "cos", "_annealing_linear": "linear"}.get(getattr(func, "__name__", None))
+            if kind is None:
+                raise ValueError(f"OneCycleLR.load_state_dict: anneal_func must be torch's _annealing_cos or "
+                                 f"_annealing_linear, got {func!r}")
+            state["_anneal_func_type"] = kind
+        return state
+
+    @staticmethod
+    def _checked_total_steps(total_steps) -> int:
+        if isinstance(total_steps, bool) or not isinstance(total_steps, int) or total_steps <= 0:
+            raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+        return total_steps
+
+    @staticmethod
+    def _checked_anneal_strategy(strategy) -> str:
+        if strategy not in ["cos", "linear"]:
+            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {strategy}")
+        return strategy
+
+    def _check_hyperparameters(self, values: dict) -> None:
+        # the constructor checks its arguments; a loaded state, what they became
+        self._checked_total_steps(values["total_steps"])
+        self._checked_anneal_strategy(values["_anneal_func_type"])
+        phases = values["_schedule_phases"]
+        if not isinstance(phases, list) or not all(isinstance(p, dict) and p.keys() == self._schedule_phases[0].keys()
+                                                   for p in phases) or not phases:
+            raise ValueError(f"_schedule_phases must be a list of phases as OneCycleLR makes them, got {phases!r}")
+        _checks.finite("_schedule_phases' end_step", [p["end_step"] for p in phases])
 
     def _phases(self, pct_start: float, three_phase: bool) -> list:
         """Each phase: its last step and the group keys it goes from and to."""

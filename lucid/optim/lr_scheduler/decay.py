@@ -44,10 +44,13 @@ class StepLR(LRScheduler):
     """
 
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1) -> None:
-        self.step_size = _checks.count("step_size", step_size, 1)
-        _checks.finite("gamma", gamma)
-        self.gamma = gamma
+        self._check_hyperparameters(dict(step_size=step_size, gamma=gamma))
+        self.step_size, self.gamma = int(step_size), gamma
         super().__init__(optimizer, last_epoch)
+
+    def _check_hyperparameters(self, values: dict) -> None:
+        _checks.count("step_size", values["step_size"], 1)
+        _checks.finite("gamma", values["gamma"])
 
     def get_lr(self) -> list:
         self._warn_get_lr_called_within_step()
@@ -87,11 +90,18 @@ class MultiStepLR(LRScheduler):
     """
 
     def __init__(self, optimizer: Optimizer, milestones: list[int], gamma: float = 0.1, last_epoch: int = -1) -> None:
-        milestones = [_checks.count(f"milestones[{i}]", m) for i, m in enumerate(milestones)]
-        _checks.finite("gamma", gamma)
-        self.milestones = Counter(milestones)
+        milestones = list(milestones)
+        self._check_hyperparameters(dict(milestones=milestones, gamma=gamma))
+        self.milestones = Counter(int(m) for m in milestones)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
+
+    def _check_hyperparameters(self, values: dict) -> None:
+        if not isinstance(values["milestones"], (list, tuple, Counter)):
+            raise TypeError(f"milestones must be a list of ints, got {values['milestones']!r}")
+        for i, milestone in enumerate(values["milestones"]):
+            _checks.count(f"milestones[{i}]", milestone)
+        _checks.finite("gamma", values["gamma"])
 
     def get_lr(self) -> list:
         self._warn_get_lr_called_within_step()
@@ -128,9 +138,12 @@ class ExponentialLR(LRScheduler):
     """
 
     def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
-        _checks.finite("gamma", gamma)
+        self._check_hyperparameters(dict(gamma=gamma))
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
+
+    def _check_hyperparameters(self, values: dict) -> None:
+        _checks.finite("gamma", values["gamma"])
 
     def get_lr(self) -> list:
         self._warn_get_lr_called_within_step()
@@ -150,6 +163,7 @@ class PolynomialLR(LRScheduler):
     optimizer : Optimizer
     total_iters : int, default 5
     power : float, default 1.0
+        At least 0 (torch takes a negative power, then divides by zero at ``total_iters``).
     last_epoch : int, default -1
 
     Examples
@@ -168,10 +182,13 @@ class PolynomialLR(LRScheduler):
     """
 
     def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1) -> None:
-        self.total_iters = _checks.count("total_iters", total_iters, 1)
-        _checks.finite("power", power)
-        self.power = power
+        self._check_hyperparameters(dict(total_iters=total_iters, power=power))
+        self.total_iters, self.power = int(total_iters), power
         super().__init__(optimizer, last_epoch)
+
+    def _check_hyperparameters(self, values: dict) -> None:
+        _checks.count("total_iters", values["total_iters"], 1)
+        _checks.at_least("power", values["power"])  # torch takes a negative one, then divides by zero at total_iters
 
     def get_lr(self) -> list:
         self._warn_get_lr_called_within_step()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .. import _checks
 from .base import LRScheduler, _check_optimizer, _lambdas_state
 
 if TYPE_CHECKING:
@@ -29,6 +30,14 @@ class _LambdaScheduler(LRScheduler):
         else:
             self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
         super().__init__(optimizer, last_epoch)
+
+    def _factors(self) -> list:
+        """Each group's ``lr_lambda(last_epoch)``, all checked before any lr changes: a factor
+        that is not a finite number raises, naming the group (torch sets the lr to NaN)."""
+        factors = [fn(self.last_epoch) for fn in self.lr_lambdas]
+        for i, factor in enumerate(factors):
+            _checks.finite(f"the factor lr_lambda({self.last_epoch}) of param_groups[{i}]", factor)
+        return factors
 
     def state_dict(self) -> dict:
         """The state, with ``lr_lambdas`` as None for functions and ``__dict__`` for callable objects.
@@ -77,6 +86,9 @@ class LambdaLR(_LambdaScheduler):
 
     .. math:: \eta_t = \eta_0 \cdot \lambda(t)
 
+    A factor that is not a finite number raises ValueError (TypeError: not a number) at the
+    step that computes it, naming the group, before any lr changes (torch sets the lr to NaN).
+
     Parameters
     ----------
     optimizer : Optimizer
@@ -106,13 +118,15 @@ class LambdaLR(_LambdaScheduler):
 
     def get_lr(self) -> list:
         self._warn_get_lr_called_within_step()
-        return [base_lr * fn(self.last_epoch) for fn, base_lr in zip(self.lr_lambdas, self.base_lrs)]
+        return [base_lr * factor for factor, base_lr in zip(self._factors(), self.base_lrs)]
 
 
 class MultiplicativeLR(_LambdaScheduler):
     r"""Multiply each group's lr by a function of the epoch, every epoch after the first.
 
     .. math:: \eta_t = \eta_{t-1} \cdot \lambda(t)
+
+    A factor that is not a finite number raises as in :class:`LambdaLR`.
 
     Parameters
     ----------
@@ -145,4 +159,4 @@ class MultiplicativeLR(_LambdaScheduler):
 
     def get_lr(self) -> list:
         self._warn_get_lr_called_within_step()
-        return self._chain(None if self._is_initial else [fn(self.last_epoch) for fn in self.lr_lambdas])
+        return self._chain(None if self._is_initial else self._factors())

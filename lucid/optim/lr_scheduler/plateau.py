@@ -90,14 +90,8 @@ class ReduceLROnPlateau(LRScheduler):
     def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
                  threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0,
                  min_lr: float | list[float] = 0, eps: float = 1e-8) -> None:
-        _checks.finite("factor", factor)
-        if factor >= 1.0:
-            raise ValueError("Factor should be < 1.0.")
-        _checks.count("patience", patience)
-        _checks.count("cooldown", cooldown)
-        _checks.finite("threshold", threshold)
-        _checks.at_least("min_lr", min_lr)
-        _checks.at_least("eps", eps)
+        self._check_hyperparameters(dict(factor=factor, patience=patience, cooldown=cooldown, threshold=threshold,
+                                         min_lrs=min_lr, eps=eps))
         self.factor = factor
         _check_optimizer(optimizer)
         self.optimizer = optimizer
@@ -116,6 +110,18 @@ class ReduceLROnPlateau(LRScheduler):
         self._last_lr = _param_groups_val_list(optimizer, "lr")
         self._init_is_better(mode=mode, threshold=threshold, threshold_mode=threshold_mode)
         self._reset()
+
+    def _check_hyperparameters(self, values: dict) -> None:
+        _checks.finite("factor", values["factor"])
+        if values["factor"] >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        for key in ("patience", "cooldown", "num_bad_epochs", "cooldown_counter"):
+            _checks.count(key, values.get(key, 0))
+        _checks.finite("threshold", values["threshold"])
+        _checks.at_least("min_lr", values["min_lrs"])
+        _checks.at_least("eps", values["eps"])
+        if not isinstance(values.get("best", 0.0), (int, float)) or values.get("best", 0.0) != values.get("best", 0.0):
+            raise ValueError(f"best must be a number (not NaN), got {values['best']!r}")
 
     def _reset(self) -> None:
         self.best = self.mode_worse

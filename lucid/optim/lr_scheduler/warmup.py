@@ -47,13 +47,16 @@ class ConstantLR(LRScheduler):
 
     def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
                  last_epoch: int = -1) -> None:
-        _checks.finite("factor", factor)
-        total_iters = _checks.count("total_iters", total_iters)
-        if factor > 1.0 or factor < 0:
-            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self._check_hyperparameters(dict(factor=factor, total_iters=total_iters))
         self.factor = factor
-        self.total_iters = total_iters
+        self.total_iters = int(total_iters)
         super().__init__(optimizer, last_epoch)
+
+    def _check_hyperparameters(self, values: dict) -> None:
+        _checks.finite("factor", values["factor"])
+        _checks.count("total_iters", values["total_iters"])
+        if values["factor"] > 1.0 or values["factor"] < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
 
     def get_lr(self) -> list:
         self._warn_get_lr_called_within_step()
@@ -104,19 +107,22 @@ class LinearLR(LRScheduler):
 
     def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
                  total_iters: int = 5, last_epoch: int = -1) -> None:
-        _checks.finite("start_factor", start_factor)
-        _checks.finite("end_factor", end_factor)
-        total_iters = _checks.count("total_iters", total_iters)
-        if start_factor > 1.0 or start_factor <= 0:
+        self._check_hyperparameters(dict(start_factor=start_factor, end_factor=end_factor, total_iters=total_iters))
+        self.start_factor = start_factor
+        self.end_factor = end_factor
+        self.total_iters = int(total_iters)
+        super().__init__(optimizer, last_epoch)
+
+    def _check_hyperparameters(self, values: dict) -> None:
+        _checks.finite("start_factor", values["start_factor"])
+        _checks.finite("end_factor", values["end_factor"])
+        _checks.count("total_iters", values["total_iters"])
+        if values["start_factor"] > 1.0 or values["start_factor"] <= 0:
             raise ValueError(
                 "Starting multiplicative factor expected to be greater than 0 and less or equal to 1."
             )
-        if end_factor > 1.0 or end_factor < 0:
+        if values["end_factor"] > 1.0 or values["end_factor"] < 0:
             raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
-        self.start_factor = start_factor
-        self.end_factor = end_factor
-        self.total_iters = total_iters
-        super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
         self._warn_get_lr_called_within_step()
