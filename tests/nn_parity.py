@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 import lucid
-from tolerances import JUDGED, close, judge
+from tolerances import JUDGED, close, judge, judged_on
 
 DEVICES = ["cpu", "gpu"] if lucid.is_available("gpu") else ["cpu"]
 # (device, dtype name): float64 on cpu; float32 on both
@@ -211,6 +211,7 @@ def function_parity(fn_ours, fn_theirs, arrays, device, dtype: str, seed=0, cons
     module's truth is its float64 copy)."""
     import torch
 
+    table = judged_on(device, table)
     fn_truth = truth_of(fn_theirs) if isinstance(fn_theirs, torch.nn.Module) else fn_theirs
     names = list(constants or {})
     mine, reference, truths = leaves(list(arrays) + [constants[k] for k in names], device, dtype,
@@ -245,6 +246,7 @@ def module_parity(ours, theirs, inputs, device, dtype: str, seed=0, call=None, e
     """Load torch's weights into ``ours``, run both on ``inputs`` (arrays; float ones get gradients),
     compare the outputs, the input gradients, the parameter gradients and the state afterwards. In
     float32 and float16 a float64 copy of ``theirs`` runs on the same values: the truth."""
+    table = judged_on(device, table)
     load_torch_state(ours, theirs, device, dtype)
     truth = truth_of(theirs) if needs_truth(dtype) else None
     mine, reference, truths = leaves(inputs, device, dtype)

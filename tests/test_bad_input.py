@@ -193,6 +193,55 @@ for name, cls, shapes, kwargs, exc, message in [
     add(name, exc, message, lambda cls=cls, shapes=shapes, kwargs=kwargs: (
         lambda ps: (ps, lambda: cls(ps, **kwargs)))(params(shapes or ((3, 2), (4,)))))
 
+# an int beyond a float's range in every number argument of every optimizer (torch and an
+# earlier lucid: "OverflowError: int too large to convert to float", naming nothing)
+HUGE = 10**400
+for opt_name, (cls, kwargs) in OPTIMIZERS.items():
+    for key, parameter in inspect.signature(cls.__init__).parameters.items():
+        default = parameter.default
+        positions = (range(len(default)) if isinstance(default, tuple) else
+                     [None] if isinstance(default, (int, float)) and not isinstance(default, bool) or key == "max_eval"
+                     else [])
+        for position in positions:
+            value = HUGE if position is None else tuple(HUGE if i == position else v for i, v in enumerate(default))
+            if position is not None and None in value:
+                continue  # Adafactor's eps=(None, 1e-3)
+
+            def construct(cls=cls, kwargs=kwargs, key=key, value=value, opt_name=opt_name):
+                ps = params(MATRICES if opt_name in MATRICES_ONLY else ((3, 2), (4,)))
+                return ps, lambda: cls(ps, **{**kwargs, key: value})
+            label = key if position is None else f"{key}{position}"
+            add(f"{opt_name}-{label}-huge-int", ValueError, rf"{key}|Invalid beta parameter|Invalid eta values", construct)
+
+for name, cls, kwargs, exc, message in [
+    ("ASGD-t0-none", optim.ASGD, {"t0": None}, TypeError, "t0 must be a number, got NoneType None"),
+    ("ASGD-t0-string", optim.ASGD, {"t0": "x"}, TypeError, "t0 must be a number, got str 'x'"),
+    ("ASGD-t0-nan", optim.ASGD, {"t0": NAN}, ValueError, "t0 must not be NaN"),
+    ("Rprop-step-sizes-strings", optim.Rprop, {"step_sizes": ("a", "b")}, TypeError,
+     "step_sizes must be a number, got str 'a'"),
+    ("Rprop-step-sizes-none", optim.Rprop, {"step_sizes": (None, 1.0)}, TypeError, "step_sizes must be a number"),
+    ("Adam-tensor-betas-foreach", optim.Adam, {"betas": (lucid.tensor(0.9), lucid.tensor(0.99)), "foreach": True},
+     ValueError, r"betas\[0\] as a Tensor is not supported for capturable=False and foreach=True"),
+    ("AdamW-tensor-betas-foreach", optim.AdamW, {"betas": (lucid.tensor(0.9), lucid.tensor(0.99)), "foreach": True},
+     ValueError, r"betas\[0\] as a Tensor is not supported for capturable=False and foreach=True"),
+    ("Adam-tensor-betas-two-elements", optim.Adam, {"betas": (lucid.tensor(0.9), lucid.tensor([0.9, 0.99]))},
+     (ValueError, RuntimeError), r"betas|Boolean value"),
+    ("ASGD-foreach", optim.ASGD, {"foreach": True}, NotImplementedError, "foreach=True is not supported"),
+]:
+    add(name, exc, message, lambda cls=cls, kwargs=kwargs: (lambda ps: (ps, lambda: cls(ps, **kwargs)))(params()))
+
+# the same in a group added to an optimizer that has stepped: refused before it joins
+for name, opt_name, group, exc, message in [
+    ("ASGD-add-group-t0-none", "ASGD", {"t0": None}, TypeError, "t0 must be a number"),
+    ("Rprop-add-group-step-sizes-strings", "Rprop", {"step_sizes": ("a", "b")}, TypeError, "step_sizes must be a number"),
+    ("SGD-add-group-lr-huge", "SGD", {"lr": HUGE}, ValueError, "lr must be within the range of a float"),
+    ("ASGD-add-group-foreach", "ASGD", {"foreach": True}, NotImplementedError, "foreach=True is not supported"),
+]:
+    def add_group(opt_name=opt_name, group=group):
+        ps, opt = _stepped(opt_name)
+        return [ps, opt], lambda: opt.add_param_group({"params": [nn.Parameter(lucid.ones(2, 2))], **group})
+    add(name, exc, message, add_group)
+
 add("params-a-tensor", TypeError, "should be an iterable of Tensors or dicts",
     lambda: (lambda ps: (ps, lambda: optim.Adam(ps[0])))(params()))
 add("params-a-set", TypeError, "organized in ordered collections",
@@ -256,6 +305,36 @@ def _():
     ps[1].data = lucid.ones(7, dtype=ps[1].dtype)
     ps[1].grad = lucid.ones(7, dtype=ps[1].dtype)
     return [ps, opt], opt.step
+
+
+# An L-BFGS closure that returns no loss, at its first call or later (after the parameters
+# moved): a clear error, and the parameters and the optimizer's state as they were. The
+# closure's own backward changes the gradients, which are not the optimizer's to restore.
+BAD_LOSSES = {"none": (None, TypeError), "string": ("1.5", TypeError), "three-elements": (lucid.ones(3), RuntimeError)}
+
+
+@pytest.mark.parametrize("fails_at", [1, 3])
+@pytest.mark.parametrize("has_stepped", [False, True])
+@pytest.mark.parametrize("bad_name", BAD_LOSSES)
+def test_an_lbfgs_closure_without_a_loss_raises_and_changes_nothing(bad_name, has_stepped, fails_at):
+    bad, exc = BAD_LOSSES[bad_name]
+    ps, opt = stepped(optim.LBFGS, steps=int(has_stepped), max_iter=5)
+    calls = []
+
+    def closure():
+        calls.append(1)
+        opt.zero_grad()
+        loss = sum(((p - 3.0) ** 2).sum() for p in ps)
+        loss.backward()
+        return bad if len(calls) >= fails_at else loss
+
+    def optimizer_side():
+        return snapshot([[p.detach() for p in ps], {i: opt.state[i] for i in opt.state}])
+    before = optimizer_side()
+    with pytest.raises(exc, match="LBFGS: the closure must return the loss, a number or a one-element Tensor, got"):
+        opt.step(closure)
+    assert len(calls) == fails_at
+    assert optimizer_side() == before
 
 
 # --- 3. optimizer load_state_dict: mismatched, truncated and corrupted dicts ------------------------
@@ -644,6 +723,49 @@ add("AveragedModel-avg-fn-not-callable", TypeError, "avg_fn must be callable or 
 add("AveragedModel-not-a-module", TypeError, "averages a lucid.nn.Module", lambda: ([], lambda: swa_utils.AveragedModel(3)))
 
 
+# schedulers' int and float arguments beyond a float's range (an OverflowError naming nothing)
+def _fresh_sgd():
+    ps = params()
+    return ps, optim.SGD(ps, lr=0.1, momentum=0.9)
+
+
+for name, make_scheduler, message in [
+    ("CosineAnnealingWarmRestarts-T_0-huge", lambda o: S.CosineAnnealingWarmRestarts(o, T_0=HUGE), "T_0 must be at most"),
+    ("CosineAnnealingWarmRestarts-T_mult-huge", lambda o: S.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=HUGE),
+     "T_mult must be at most"),
+    ("OneCycleLR-total-steps-huge", lambda o: S.OneCycleLR(o, max_lr=0.1, total_steps=HUGE), "total_steps must be at most"),
+    ("OneCycleLR-epochs-huge", lambda o: S.OneCycleLR(o, max_lr=0.1, epochs=HUGE, steps_per_epoch=2),
+     "epochs \\* steps_per_epoch must be at most"),
+    ("OneCycleLR-pct-start-huge", lambda o: S.OneCycleLR(o, max_lr=0.1, total_steps=10, pct_start=HUGE),
+     "Expected float between 0 and 1 pct_start"),
+    ("StepLR-gamma-huge", lambda o: S.StepLR(o, step_size=1, gamma=HUGE), "gamma must be within the range of a float"),
+    ("CyclicLR-max-lr-huge", lambda o: S.CyclicLR(o, base_lr=0.01, max_lr=HUGE), "max_lr must be within"),
+    ("ReduceLROnPlateau-factor-huge", lambda o: S.ReduceLROnPlateau(o, factor=HUGE), "factor must be within"),
+    ("SWALR-swa-lr-huge", lambda o: swa_utils.SWALR(o, swa_lr=HUGE), "swa_lr must be within"),
+]:
+    add(name, ValueError, message, lambda make_scheduler=make_scheduler: (
+        lambda po: ([po], lambda: make_scheduler(po[1])))(_fresh_sgd()))
+
+
+def _stepping(make_scheduler, bad_step):
+    def make():
+        ps, opt = _fresh_sgd()
+        opt.step()
+        scheduler = make_scheduler(opt)
+        return [ps, opt, scheduler], lambda: bad_step(scheduler)
+    return make
+
+
+add("ReduceLROnPlateau-metrics-huge", ValueError, "metrics must be within the range of a float",
+    _stepping(S.ReduceLROnPlateau, lambda s: s.step(HUGE)))
+add("LambdaLR-factor-huge", ValueError, r"the factor lr_lambda\(1\) of param_groups\[0\] must be within the range of a float",
+    _stepping(lambda o: S.LambdaLR(o, lambda epoch: 1.0 if epoch == 0 else HUGE), lambda s: s.step()))
+add("LambdaLR-factor-nan", ValueError, r"the factor lr_lambda\(1\) of param_groups\[0\] must be finite, got nan",
+    _stepping(lambda o: S.LambdaLR(o, lambda epoch: 1.0 if epoch == 0 else NAN), lambda s: s.step()))
+add("MultiplicativeLR-factor-huge", ValueError, r"the factor lr_lambda\(1\) of param_groups\[0\] must be within the range of a float",
+    _stepping(lambda o: S.MultiplicativeLR(o, lambda epoch: HUGE), lambda s: s.step()))
+
+
 # --- 6. schedules as values ------------------------------------------------------------------------
 add("schedule-cosine-peak-nan", ValueError, "must be finite", lambda: ([], lambda: schedules.cosine(NAN, 10)))
 add("schedule-cosine-steps-0", ValueError, "steps must be at least 1", lambda: ([], lambda: schedules.cosine(0.1, 0)))
@@ -677,6 +799,54 @@ def _table_case(name, exc, message, indices):
     add(f"Embedding-forward-{name}", exc, message, make)
 
 
+# a dropout probability of NaN (torch's layers and F.dropout raise, an earlier lucid gave all-NaN
+# outputs), or outside [0, 1], wherever a probability is taken
+DROPOUT_MESSAGE = "dropout probability has to be between 0 and 1, but got"
+for bad_name, bad in (("nan", NAN), ("huge", HUGE), ("negative", -0.1)):
+    for name, exc, call in [
+        ("Dropout", ValueError, lambda bad: nn.Dropout(bad)),
+        ("Dropout2d", ValueError, lambda bad: nn.Dropout2d(bad)),
+        ("F.dropout", ValueError, lambda bad: nn.functional.dropout(lucid.ones(3), bad)),
+        ("F.dropout2d", ValueError, lambda bad: nn.functional.dropout2d(lucid.ones(1, 2, 2), bad)),
+        ("MultiheadAttention", ValueError, lambda bad: nn.MultiheadAttention(4, 2, dropout=bad)),
+        ("TransformerEncoderLayer", ValueError, lambda bad: nn.TransformerEncoderLayer(4, 2, 8, dropout=bad)),
+        ("sdpa", RuntimeError, lambda bad: nn.functional.scaled_dot_product_attention(
+            lucid.ones(1, 2, 2), lucid.ones(1, 2, 2), lucid.ones(1, 2, 2), dropout_p=bad)),
+    ]:
+        add(f"{name}-p-{bad_name}", exc, DROPOUT_MESSAGE, lambda call=call, bad=bad: ([], lambda: call(bad)))
+    add(f"LSTM-dropout-{bad_name}", ValueError, "dropout should be a number in range",
+        lambda bad=bad: ([], lambda: nn.LSTM(2, 3, num_layers=2, dropout=bad)))
+
+
+# layers' sizes and numbers: refused where given, naming the argument (torch takes a NaN eps or
+# momentum, and every output or running statistic becomes NaN; a NaN or negative stride or a
+# string padding fails at the first call; a size of the wrong type names no argument)
+for name, exc, message, call in [
+    ("Linear-in-features-float", TypeError, "in_features must be an int, got float 2.5", lambda: nn.Linear(2.5, 3)),
+    ("Linear-out-features-negative", ValueError, "out_features must be at least 0", lambda: nn.Linear(2, -1)),
+    ("Linear-in-features-huge", ValueError, "in_features must be at most 2\\*\\*63 - 1", lambda: nn.Linear(HUGE, 3)),
+    ("Conv2d-stride-nan", TypeError, "stride must be an int, got float nan", lambda: nn.Conv2d(2, 2, 3, stride=NAN)),
+    ("Conv2d-stride-zero", ValueError, "stride must be at least 1", lambda: nn.Conv2d(2, 2, 3, stride=0)),
+    ("Conv1d-padding-negative", ValueError, "padding must be at least 0", lambda: nn.Conv1d(2, 2, 3, padding=-1)),
+    ("Conv2d-dilation-string", TypeError, "dilation must be an int", lambda: nn.Conv2d(2, 2, 3, dilation="x")),
+    ("Conv2d-kernel-three", ValueError, "kernel_size must be an int or a tuple of 2 ints",
+     lambda: nn.Conv2d(2, 2, (3, 3, 3))),
+    ("ConvTranspose1d-output-padding-negative", ValueError, "output_padding must be at least 0",
+     lambda: nn.ConvTranspose1d(2, 2, 3, output_padding=-1)),
+    ("Conv2d-in-channels-string", TypeError, "in_channels must be an int", lambda: nn.Conv2d("x", 2, 3)),
+    ("Conv2d-groups-string", TypeError, "groups must be an int", lambda: nn.Conv2d(2, 2, 3, groups="x")),
+    ("BatchNorm1d-eps-nan", ValueError, "eps must be finite, got nan", lambda: nn.BatchNorm1d(3, eps=NAN)),
+    ("BatchNorm2d-eps-negative", ValueError, "eps must be at least 0", lambda: nn.BatchNorm2d(3, eps=-1.0)),
+    ("BatchNorm1d-momentum-nan", ValueError, "momentum must be finite, got nan", lambda: nn.BatchNorm1d(3, momentum=NAN)),
+    ("BatchNorm1d-momentum-string", TypeError, "momentum must be a number", lambda: nn.BatchNorm1d(3, momentum="x")),
+    ("BatchNorm1d-num-features-float", TypeError, "num_features must be an int", lambda: nn.BatchNorm1d(3.0)),
+    ("LayerNorm-eps-nan", ValueError, "eps must be finite, got nan", lambda: nn.LayerNorm(3, eps=NAN)),
+    ("LayerNorm-eps-huge", ValueError, "eps must be within the range of a float", lambda: nn.LayerNorm(3, eps=HUGE)),
+    ("LSTM-num-layers-huge", ValueError, "num_layers must be at most 2\\*\\*63 - 1", lambda: nn.LSTM(2, 3, num_layers=HUGE)),
+]:
+    add(name, exc, message, lambda call=call: ([], call))
+
+
 _table_case("float-indices", TypeError, "scalar types: Long, Int", lambda: lucid.tensor([0.5]))
 _table_case("index-out-of-range", IndexError, "index 4 is out of range", lambda: lucid.tensor([4]))
 _table_case("negative-index", IndexError, "index -1 is out of range", lambda: lucid.tensor([-1]))
@@ -696,6 +866,12 @@ _clip_case("max-norm-negative", ValueError, "max_norm must be positive", lambda 
 _clip_case("norm-type-string", ValueError, "norm_type must be a positive number or 'inf'",
            lambda ps: nn_utils.clip_grad_norm_(ps, 1.0, norm_type="x"))
 _clip_case("clip-value-nan", ValueError, "clip_value must be positive, got nan", lambda ps: nn_utils.clip_grad_value_(ps, NAN))
+_clip_case("max-norm-huge", ValueError, "max_norm must be within the range of a float",
+           lambda ps: nn_utils.clip_grad_norm_(ps, HUGE))
+_clip_case("norm-type-huge", ValueError, "norm_type must be a positive number or 'inf', got int of about 401 digits",
+           lambda ps: nn_utils.clip_grad_norm_(ps, 1.0, norm_type=HUGE))
+_clip_case("clip-value-huge", ValueError, "clip_value must be within the range of a float",
+           lambda ps: nn_utils.clip_grad_value_(ps, HUGE))
 _clip_case("clip-value-string", TypeError, "clip_value must be a real number", lambda ps: nn_utils.clip_grad_value_(ps, "a"))
 
 

@@ -340,11 +340,7 @@ def run_torch(case: OptimCase, dtype, inputs=None) -> dict[str, np.ndarray]:
                 if key == "step":
                     # Adam keeps a 0-d float32 tensor, SparseAdam a Python int.
                     out[f"s{i}.step"][row[t]] = int(value)
-                elif isinstance(value, torch.Tensor) and value.dim() in (p.dim(), 0, 1):
-
-
-                    out[f"s{i}.step"][t - 1] = int(value)
-                elif isinstance(value, torch.Tensor) and (value.dim() in (p.dim(), 0) or view is not None):
+                elif isinstance(value, torch.Tensor) and (value.dim() in (p.dim(), 0, 1) or view is not None):
                     # shaped like the param, or a factor of it (Adafactor's row_var, col_var),
                     # or 0-d (ASGD's eta and mu, NAdam's mu_product: float32 in torch whatever
                     # the param dtype, stored here in the param dtype, exactly), or flat

@@ -7,9 +7,10 @@ a value of the wrong type and a ValueError for one out of range, naming the argu
 
 from __future__ import annotations
 
-import math
 import numbers
 
+# the small checks (a number, a finite one, one in range, an int count), shared with lucid.nn
+from .._arguments import at_least, count, describe, finite, number, numbers_in, real  # noqa: F401
 from .._tensor import Tensor
 
 
@@ -34,49 +35,6 @@ class RequiredParameter:
 
 
 required = RequiredParameter()
-
-
-# --- the small checks: a number, a finite one, one in range, an int count --------------------
-def describe(value) -> str:
-    """``value`` for a message: a Tensor by its shape, anything else by its type and repr."""
-    return f"a Tensor of shape {value.shape}" if isinstance(value, Tensor) else f"{type(value).__name__} {value!r}"
-
-
-def _numbers(value) -> list:
-    """The numbers in ``value``: itself, a one-element Tensor's value, or a tuple's or list's items."""
-    if isinstance(value, (tuple, list)):
-        return [v for item in value for v in _numbers(item)]
-    return [value.item()] if isinstance(value, Tensor) and value.numel() == 1 else [value]
-
-
-def number(name: str, value) -> float:
-    """``value`` as a float: a finite Python number (not a bool, not a Tensor)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {describe(value)}")
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return float(value)
-
-
-def finite(name: str, value) -> None:
-    """Each number in ``value`` (a number, a one-element Tensor, or one per param group) is finite."""
-    for item in _numbers(value):
-        number(name, item)
-
-
-def at_least(name: str, value, least: float = 0, strict: bool = False) -> None:
-    """:func:`finite`, and each number at least ``least`` (above it where ``strict``)."""
-    finite(name, value)
-    if not all(item > least if strict else item >= least for item in _numbers(value)):
-        raise ValueError(f"{name} must be {'greater than' if strict else 'at least'} {least}, got {value!r}")
-
-
-def count(name: str, value, least: int = 0) -> int:
-    """``value`` as an int: an integer (not a bool) of at least ``least``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {describe(value)}")
-    at_least(name, value, least)
-    return int(value)
 
 
 # --- torch.optim's checks of a param group's hyperparameters ----------------------------------
@@ -115,6 +73,32 @@ def implementation_flags(foreach, fused, differentiable) -> None:
         raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
+def flags_with_torch_numbers(group: dict, unmatched: dict) -> None:
+    """Refuse an implementation flag whose torch path computes other numbers than lucid's one
+    implementation (torch's single-tensor path): ``unmatched`` maps a flag to the
+    hyperparameters that, as Tensors, make the difference (none: it always does).
+
+    ``capturable=True`` is refused for every optimizer: it is torch's CUDA-graph mode, which
+    torch refuses for tensors on the CPU, and its numbers are not the single-tensor path's.
+    """
+    if group.get("capturable"):
+        raise NotImplementedError("capturable=True is not supported: it is torch's mode for CUDA graphs (torch "
+                                  "refuses it for CPU tensors) and lucid runs one implementation; use capturable=False")
+    for flag, keys in unmatched.items():
+        tensors = [key for key in keys if any(isinstance(v, Tensor) for v in numbers_or_tensors(group.get(key)))]
+        if group.get(flag) and (tensors or not keys):
+            with_what = f" with a Tensor {tensors[0]}" if tensors else ""
+            raise NotImplementedError(
+                f"{flag}=True{with_what} is not supported: torch's {flag} implementation computes other numbers "
+                f"than its single-tensor one, which lucid follows; use {flag}=False"
+                + (f" or a float {tensors[0]}" if tensors else ""))
+
+
+def numbers_or_tensors(value) -> list:
+    """A hyperparameter's items: a tuple's, or the value itself."""
+    return list(value) if isinstance(value, (tuple, list)) else [value]
+
+
 # Hyperparameters that are finite numbers (or tuples of them) in every optimizer that has
 # them: an infinity there is a bug (torch accepts ``lr=inf`` and ``weight_decay=inf``, and
 # the first step fills the parameters with NaN); a NaN is refused in any hyperparameter.
@@ -125,10 +109,16 @@ FINITE = frozenset({
 })
 
 
+# Hyperparameters that are numbers, infinities allowed (ASGD's ``t0=inf``: never average;
+# Rprop's largest step size): torch takes None or a string and fails at the first step, after
+# it made the parameters' state.
+NUMBERS = frozenset({"t0", "step_sizes"})
+
+
 def _hyperparameter_numbers(group: dict) -> list:
     """``(key, number)`` for every number in ``group``'s hyperparameters (flags and Nones left out)."""
     return [(key, item) for key, value in group.items() if key not in ("params", "param_names")
-            for item in _numbers(value) if not isinstance(item, bool) and item is not None]
+            for item in numbers_in(value) if not isinstance(item, bool) and item is not None]
 
 
 def number_types(group: dict, placeholder=None) -> None:
@@ -141,18 +131,23 @@ def number_types(group: dict, placeholder=None) -> None:
     for key, item in _hyperparameter_numbers(group):
         if key in FINITE and not isinstance(item, (numbers.Real, Tensor)) and item is not placeholder:
             raise TypeError(f"{key} must be a number, got {describe(item)}")
+    for key in NUMBERS.intersection(group):  # None too: torch fails on it at the first step
+        for item in numbers_in(group[key]):
+            if isinstance(item, bool) or not isinstance(item, numbers.Real):
+                raise TypeError(f"{key} must be a number, got {describe(item)}")
 
 
 def finite_hyperparameters(group: dict) -> None:
-    """Refuse NaN in any hyperparameter of ``group``, and infinities in ``FINITE`` ones.
+    """Refuse NaN and ints beyond a float's range in any hyperparameter of ``group``, and
+    infinities in ``FINITE`` ones.
 
     Runs after an optimizer's own checks (which raise torch's message where torch raises),
     so it only catches what torch lets through: ``lr=inf``, ``weight_decay=inf``, SGD's
     ``dampening=nan``, Muon's ``eps=nan``.
     """
     for key, item in _hyperparameter_numbers(group):
-        if isinstance(item, numbers.Real) and (math.isnan(item) or key in FINITE):
-            number(key, item)
+        if isinstance(item, numbers.Real):
+            (number if key in FINITE else real)(key, item)  # real: no NaN, and a float holds it
 
 
 # Integer hyperparameters and their least values (torch accepts 0 or -1 for these and then

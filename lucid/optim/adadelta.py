@@ -57,9 +57,12 @@ class Adadelta(Optimizer):
         Term :math:`\epsilon` added inside both square roots.
     weight_decay : float, default 0
         L2 penalty :math:`\lambda`.
-    foreach, capturable : optional
-        Accepted for torch compatibility and stored in the groups; lucid runs one
-        implementation whatever they say.
+    foreach : bool, optional
+        Accepted and stored in the groups: lucid runs one implementation, torch's
+        single-tensor one, whose numbers torch's foreach path gives too.
+    capturable : bool, default False
+        ``True`` raises NotImplementedError: torch's CUDA-graph mode, which torch refuses for
+        CPU tensors.
     maximize : bool, default False
         Maximise the objective instead of minimising it.
     differentiable : bool, default False

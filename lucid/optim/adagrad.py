@@ -59,9 +59,11 @@ class Adagrad(Optimizer):
         Starting value :math:`s_0` of every element of the sum of squares.
     eps : float, default 1e-10
         Term :math:`\epsilon` added to the denominator.
-    foreach, fused : optional
-        Accepted for torch compatibility and stored in the groups; lucid runs one
-        implementation whatever they say.
+    foreach, fused : bool, optional
+        Accepted and stored in the groups: lucid runs one implementation, torch's
+        single-tensor one, whose numbers torch's foreach and fused paths give too (fused to
+        float64 rounding); ``fused=True`` with a Tensor ``lr`` raises NotImplementedError, as torch's
+        fused kernel computes other numbers with one.
     maximize : bool, default False
         Maximise the objective instead of minimising it.
     differentiable : bool, default False
@@ -119,6 +121,8 @@ class Adagrad(Optimizer):
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
+
+    unmatched_flags = {"fused": ("lr",)}  # torch's fused CPU kernel: 5e-10 relative with a Tensor lr
 
     def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])

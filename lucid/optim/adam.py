@@ -59,6 +59,12 @@ def check_adam_group(group: dict) -> None:
     if not (all(isinstance(b, float) for b in group["betas"])
             or all(isinstance(b, Tensor) for b in group["betas"])):
         raise ValueError("betas must be either both floats or both Tensors")
+    for index, beta in enumerate(group["betas"]):
+        if isinstance(beta, Tensor):
+            if group["foreach"] and not group["capturable"]:
+                raise ValueError(f"betas[{index}] as a Tensor is not supported for capturable=False and foreach=True")
+            if beta.numel() != 1:
+                raise ValueError(f"Tensor betas[{index}] must be 1-element")
 
 
 def adam_state(param: Tensor, group: dict) -> dict:
@@ -110,9 +116,15 @@ class Adam(Optimizer):
         Maximise the objective instead of minimising it.
     decoupled_weight_decay : bool, default False
         Decay the weights directly, as AdamW does, instead of adding to the gradient.
-    foreach, fused, capturable : optional
-        Accepted for torch compatibility and stored in the groups; lucid runs one
-        implementation whatever they say.
+    foreach, fused : bool, optional
+        Accepted and stored in the groups: lucid runs one implementation, torch's
+        single-tensor one, whose numbers torch's foreach and fused paths give too (fused to
+        float64 rounding); ``fused=True`` with a Tensor ``lr`` or ``betas`` raises NotImplementedError,
+        as torch's fused kernel computes other numbers with them, and ``foreach=True`` with
+        them raises torch's ValueError.
+    capturable : bool, default False
+        ``True`` raises NotImplementedError: torch's CUDA-graph mode, which torch refuses for
+        CPU tensors.
     differentiable : bool, default False
         ``True`` raises NotImplementedError: steps are not recorded by autograd.
 
@@ -168,6 +180,9 @@ class Adam(Optimizer):
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
+    # torch's fused CPU kernel: 2e-9 relative with a Tensor lr, 2e-6 with Tensor betas
+    unmatched_flags = {"fused": ("lr", "betas")}
+
     def check(self, group: dict) -> None:
         check_adam_group(group)
 
@@ -205,7 +220,7 @@ class AdamW(Adam):
     maximize : bool, default False
         Maximise the objective instead of minimising it.
     foreach, fused, capturable : optional
-        Accepted for torch compatibility; lucid runs one implementation.
+        As :class:`Adam`'s.
     differentiable : bool, default False
         ``True`` raises NotImplementedError.
 

@@ -54,9 +54,14 @@ class Adamax(Optimizer):
         Term :math:`\epsilon` added to :math:`|g_t|` inside the maximum.
     weight_decay : float, default 0
         L2 penalty :math:`\lambda`.
-    foreach, capturable : optional
-        Accepted for torch compatibility and stored in the groups; lucid runs one
-        implementation whatever they say.
+    foreach : bool, optional
+        Accepted and stored in the groups: lucid runs one implementation, torch's
+        single-tensor one, whose numbers torch's foreach path gives too; ``True`` with a
+        Tensor ``lr`` raises NotImplementedError, as torch's foreach path computes other
+        numbers with one.
+    capturable : bool, default False
+        ``True`` raises NotImplementedError: torch's CUDA-graph mode, which torch refuses for
+        CPU tensors.
     maximize : bool, default False
         Maximise the objective instead of minimising it.
     differentiable : bool, default False
@@ -102,6 +107,8 @@ class Adamax(Optimizer):
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
+
+    unmatched_flags = {"foreach": ("lr",)}  # 7e-10 relative with a Tensor lr
 
     def check(self, group: dict) -> None:
         _checks.learning_rate(group["lr"])

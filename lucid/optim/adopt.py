@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from .. import _factory
 from . import _checks
 from .elementwise import elementwise, lerp, maximum, minimum, sqrt
-from ._group_steps import GroupStepOptimizer
+from .group_steps import GroupStepOptimizer
 from .optimizer import scalar
 
 if TYPE_CHECKING:

@@ -68,9 +68,12 @@ class ASGD(Optimizer):
         Step :math:`t_0` after which averaging starts.
     weight_decay : float, default 0
         L2 penalty :math:`\lambda_w`.
-    foreach, capturable : optional
-        Accepted for torch compatibility and stored in the groups; lucid runs one
-        implementation whatever they say.
+    foreach : bool, optional
+        ``True`` raises NotImplementedError: torch's foreach ASGD computes other numbers than
+        its single-tensor one, which lucid follows (3e-9 to 3e-7 relative in float64).
+    capturable : bool, default False
+        ``True`` raises NotImplementedError: torch's CUDA-graph mode, which torch refuses for
+        CPU tensors.
     maximize : bool, default False
         Maximise the objective instead of minimising it.
     differentiable : bool, default False
@@ -114,6 +117,7 @@ class ASGD(Optimizer):
     """
 
     float32_keys = frozenset({"eta", "mu"})
+    unmatched_flags = {"foreach": ()}  # torch's foreach ASGD: 3e-9 to 3e-7 relative from its single-tensor path
 
     def __init__(self, params: ParamsT, lr: float | Tensor | Schedule = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
                  t0: float = 1e6, weight_decay: float = 0, foreach: bool | None = None, maximize: bool = False,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import TYPE_CHECKING
 
 from .. import _factory
+from .._arguments import describe
 from .._autograd import enable_grad, no_grad
 from .._backend import host
 from .._ops.shape import cat
@@ -19,6 +21,19 @@ if TYPE_CHECKING:
     from .schedules import Schedule
 
 _ONE_GROUP = "LBFGS doesn't support per-parameter options (parameter groups)"
+_CLOSURE_RETURNS = "LBFGS: the closure must return the loss, a number or a one-element Tensor, got "
+
+
+def _loss(value) -> float:
+    """The closure's value as a float: a number or a one-element Tensor (torch takes a string
+    such as "1.5", and fails on None or a Tensor of several elements naming no closure)."""
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise RuntimeError(_CLOSURE_RETURNS + describe(value))
+        return float(value.item())
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(_CLOSURE_RETURNS + describe(value))
+    return float(value)
 
 
 def _dot(a: Tensor, b: Tensor):
@@ -329,7 +344,7 @@ class LBFGS(Optimizer):
     def _directional_evaluate(self, closure, x, t, d):
         self._add_grad(t, d)
         with enable_grad():
-            loss = float(closure())
+            loss = _loss(closure())
         flat_grad = self._gather_flat_grad()
         for p, saved in zip(self._params(), x):
             p.copy_(saved)
@@ -339,10 +354,24 @@ class LBFGS(Optimizer):
     def run_step(self, closure: Callable[[], Tensor] | None) -> Tensor | None:
         if closure is None:
             raise TypeError("LBFGS.step() missing 1 required positional argument: 'closure'")
-        group = self.param_groups[0]
-        with no_grad():
-            loss = self._iterate(closure, group, self._lbfgs_state(group))
-        self._materialize(self._params())
+        group, params = self.param_groups[0], self._params()
+        # a step that raises (a closure that returns None at its third call) leaves the
+        # parameters and the state as they were: L-BFGS moves the parameters between calls
+        saved_params = [p.detach().clone() for p in params]
+        saved_state = _copied(self.state.for_param(params[0]))
+        try:
+            with no_grad():
+                loss = self._iterate(closure, group, self._lbfgs_state(group))
+        except BaseException:
+            with no_grad():
+                for p, saved in zip(params, saved_params):
+                    p.copy_(saved)
+            if saved_state is None:
+                self.state.discard(params[0])
+            else:
+                self.state[params[0]] = saved_state
+            raise
+        self._materialize(params)
         return loss
 
     def _iterate(self, closure, group, state):
@@ -354,7 +383,7 @@ class LBFGS(Optimizer):
         # evaluate initial f(x) and df/dx
         with enable_grad():
             orig_loss = closure()
-        loss = float(orig_loss)
+        loss = _loss(orig_loss)
         current_evals = 1
         state["func_evals"] += 1
 
@@ -437,7 +466,7 @@ class LBFGS(Optimizer):
                 opt_cond = False
                 if n_iter != max_iter:  # re-evaluate, except after the last iteration
                     with enable_grad():
-                        loss = float(closure())
+                        loss = _loss(closure())
                     flat_grad = self._gather_flat_grad()
                     opt_cond = _max_abs(flat_grad) <= tolerance_grad
                     ls_func_evals = 1
@@ -482,6 +511,16 @@ class LBFGS(Optimizer):
     def _materialize(self, params) -> None:
         """Evaluate (on MLX) every parameter and every state tensor, in lists too."""
         lucid_eval(self._params(), self.state.for_param(self._params()[0]) or {})
+
+
+def _copied(state: dict | None) -> dict | None:
+    """``state`` as it is now: its lists copied, and ``prev_flat_grad``, which a step updates in
+    place, cloned (the other tensors a step replaces)."""
+    if state is None:
+        return None
+    return {key: list(value) if isinstance(value, list) else
+            value.clone() if key == "prev_flat_grad" and isinstance(value, Tensor) else value
+            for key, value in state.items()}
 
 
 def _follow(value, param: Tensor):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import TYPE_CHECKING, Any
 
 from .._tensor import Tensor
 from ..nn.module import Module
 from ..nn.modules.linear import Linear
 from ..nn.modules.sparse import Embedding, EmbeddingBag
+from . import _checks
 from . import schedules as _schedules
 from .adam import adam_rule, adam_state, check_adam_group
 from .muon import check_muon_group, muon_state, muon_update
@@ -291,6 +293,9 @@ class MuonWithAdamW(Optimizer):
 
     def check(self, group: dict) -> None:
         if "params" not in group and "use_muon" not in group:  # the constructor's defaults: each rule's
+            for key in ("adamw_lr", "adamw_eps", "adamw_weight_decay"):  # by their own names, before
+                if isinstance(group[key], numbers.Real):                  # AdamW's checks name lr, eps, ...
+                    _checks.real(key, group[key])
             self._validate({**muon_defaults(group), "use_muon": True})
             self._validate(_schedules.attach({**adamw_defaults(group), "use_muon": False}))
             return

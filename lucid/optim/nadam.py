@@ -120,9 +120,14 @@ class NAdam(Optimizer):
         Momentum decay :math:`\psi` of the schedule :math:`\mu_t`.
     decoupled_weight_decay : bool, default False
         Decay the weights directly, as AdamW does (NAdamW), instead of adding to the gradient.
-    foreach, capturable : optional
-        Accepted for torch compatibility and stored in the groups; lucid runs one
-        implementation whatever they say.
+    foreach : bool, optional
+        Accepted and stored in the groups: lucid runs one implementation, torch's
+        single-tensor one, whose numbers torch's foreach path gives too; ``True`` with a
+        Tensor ``lr`` raises NotImplementedError, as torch's foreach path computes other
+        numbers with one.
+    capturable : bool, default False
+        ``True`` raises NotImplementedError: torch's CUDA-graph mode, which torch refuses for
+        CPU tensors.
     maximize : bool, default False
         Maximise the objective instead of minimising it.
     differentiable : bool, default False
@@ -178,6 +183,8 @@ class NAdam(Optimizer):
                         maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable)
         super().__init__(params, defaults)
 
+    unmatched_flags = {"foreach": ("lr",)}  # 3e-9 relative with a Tensor lr
+
     def check(self, group: dict) -> None:
         check_adam_like(group)
         _checks.non_negative("momentum_decay", group["momentum_decay"])
@@ -225,9 +232,14 @@ class RAdam(Optimizer):
         ``decoupled_weight_decay``.
     decoupled_weight_decay : bool, default False
         Decay the weights directly, as AdamW does, instead of adding to the gradient.
-    foreach, capturable : optional
-        Accepted for torch compatibility and stored in the groups; lucid runs one
-        implementation whatever they say.
+    foreach : bool, optional
+        Accepted and stored in the groups: lucid runs one implementation, torch's
+        single-tensor one, whose numbers torch's foreach path gives too; ``True`` with a
+        Tensor ``lr`` raises NotImplementedError, as torch's foreach path computes other
+        numbers with one.
+    capturable : bool, default False
+        ``True`` raises NotImplementedError: torch's CUDA-graph mode, which torch refuses for
+        CPU tensors.
     maximize : bool, default False
         Maximise the objective instead of minimising it.
     differentiable : bool, default False
@@ -277,6 +289,8 @@ class RAdam(Optimizer):
                         foreach=foreach, capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
                         differentiable=differentiable)
         super().__init__(params, defaults)
+
+    unmatched_flags = {"foreach": ("lr",)}  # 5e-10 relative with a Tensor lr
 
     def check(self, group: dict) -> None:
         check_adam_like(group)

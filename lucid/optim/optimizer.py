@@ -64,7 +64,7 @@ class Optimizer:
     decay and the step count) or :meth:`update`, Tensor code for one parameter (L-BFGS,
     Muon, Adafactor, sparse gradients). Where it needs to, it also gives :meth:`state_shapes`
     (state made during ``update``), :meth:`check_sparse` (sparse gradients accepted),
-    :attr:`float32_keys`, :meth:`loaded_state` and, for a whole-step algorithm (L-BFGS),
+    :attr:`float32_keys`, :attr:`unmatched_flags`, :meth:`loaded_state` and, for a whole-step algorithm (L-BFGS),
     :meth:`run_step`.
 
     The base is composed of parts, each with one job, which it holds rather than inherits:
@@ -98,6 +98,11 @@ class Optimizer:
     #: State entries kept in float32 whatever the parameter's dtype, as torch keeps them in
     #: its default dtype (ASGD's "eta" and "mu", NAdam's "mu_product").
     float32_keys: frozenset = frozenset()
+    #: torch's implementation flags (``foreach``, ``fused``) whose path computes other numbers
+    #: than its single-tensor one, which lucid follows, beyond float64 rounding (measured on
+    #: every case of tests/optim_registry.py): each to the hyperparameters that, as Tensors,
+    #: make the difference (none: it always does). Such a flag is refused.
+    unmatched_flags: dict[str, tuple[str, ...]] = {}
 
     #: The hyperparameters a group of an older torch's state dict may lack (flags torch added
     #: later), with the values torch's ``__setstate__`` gives them; a loaded group lacking any
@@ -145,6 +150,7 @@ class Optimizer:
         _checks.number_types(group, placeholder=required)
         _checks.structure(group)
         self.check(group)
+        _checks.flags_with_torch_numbers(group, self.unmatched_flags)
         _checks.finite_hyperparameters(group)
 
     # --- what each optimizer supplies ----------------------------------------------------

@@ -197,7 +197,7 @@ class Prodigy(Optimizer):
                  safeguard_warmup: bool = False, d0: float = 1e-6, d_coef: float = 1.0,
                  growth_rate: float = float("inf"), fsdp_in_use: bool = False, slice_p: int = 1) -> None:
         defaults = dict(lr=lr, betas=tuple(betas), beta3=beta3, eps=eps, weight_decay=weight_decay,
-                        d=d0, d0=d0, d_max=d0, d_numerator=0.0, d_coef=d_coef, k=0, growth_rate=growth_rate,
+                        d0=d0, d=d0, d_max=d0, d_numerator=0.0, d_coef=d_coef, k=0, growth_rate=growth_rate,
                         use_bias_correction=use_bias_correction, decoupled_weight_decay=decoupled_weight_decay,
                         safeguard_warmup=safeguard_warmup, fsdp_in_use=fsdp_in_use, slice_p=slice_p)
         super().__init__(params, defaults)

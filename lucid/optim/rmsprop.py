@@ -91,9 +91,12 @@ class RMSprop(Optimizer):
         Momentum factor :math:`\mu`.
     centered : bool, default False
         Normalise by an estimate of the gradient's variance instead of its second moment.
-    capturable, foreach : optional
-        Accepted for torch compatibility and stored in the groups; lucid runs one
-        implementation whatever they say.
+    capturable : bool, default False
+        ``True`` raises NotImplementedError: torch's CUDA-graph mode, which torch refuses for
+        CPU tensors.
+    foreach : bool, optional
+        Accepted and stored in the groups: lucid runs one implementation, torch's
+        single-tensor one, whose numbers torch's foreach path gives too.
     maximize : bool, default False
         Maximise the objective instead of minimising it.
     differentiable : bool, default False

@@ -63,9 +63,12 @@ class Rprop(Optimizer):
         Factors :math:`(\eta_-, \eta_+)`, with :math:`0 < \eta_- < 1 < \eta_+`.
     step_sizes : tuple of float, default (1e-6, 50)
         Bounds :math:`(\Delta_{\min}, \Delta_{\max})` of the step sizes.
-    capturable, foreach : optional
-        Accepted for torch compatibility and stored in the groups; lucid runs one
-        implementation whatever they say.
+    capturable : bool, default False
+        ``True`` raises NotImplementedError: torch's CUDA-graph mode, which torch refuses for
+        CPU tensors.
+    foreach : bool, optional
+        Accepted and stored in the groups: lucid runs one implementation, torch's
+        single-tensor one, whose numbers torch's foreach path gives too.
     maximize : bool, default False
         Maximise the objective instead of minimising it.
     differentiable : bool, default False

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .._autograd import no_grad
 from .._tensor import Tensor, eval as lucid_eval
 from . import _checks
-from ._schedule_free import ScheduleFreeModes, advance_average, split_weights
 from ._shared import scalar
 from ._state_dict import deep_copy
+from .schedule_free import ScheduleFreeModes, advance_average, split_weights
 from .wrappers import _OptimizerWrapper, _run_closure
 
 if TYPE_CHECKING:
+    from ..nn.module import Module
     from .optimizer import Optimizer
 
 
@@ -24,7 +26,7 @@ def _swap(a: Tensor, b: Tensor) -> None:
     b.copy_(held)
 
 
-class ScheduleFreeWrapper(ScheduleFreeModes, _OptimizerWrapper):
+class ScheduleFreeWrapper(_OptimizerWrapper):
     r"""Make any optimizer Schedule-Free, as ``schedulefree.ScheduleFreeWrapper`` 1.4.1.
 
     The wrapped optimizer steps the base sequence :math:`z`; the wrapper keeps the average
@@ -115,20 +117,148 @@ class ScheduleFreeWrapper(ScheduleFreeModes, _OptimizerWrapper):
         self.train_mode = True
         self._z: dict[int, Tensor] = {}  # the base sequence, by id of its parameter
         self._averages: list[dict] = []  # k, lr_max and weight_sum, by group
-        self._following = None
+        self._compose()
 
-    # --- what the modes need -------------------------------------------------------------------
+    def _compose(self) -> None:
+        # the modes part, in one mode for every group (the wrapper's train_mode); it reaches the
+        # wrapper through a weak proxy, as an optimizer's parts do: no reference cycle
+        me = weakref.proxy(self)
+        self._modes = ScheduleFreeModes(type(self).__name__, self.param_groups, lambda group: me.beta(group),
+                                        lambda param: me.base_sequence(param), lambda group: me.train_mode,
+                                        lambda group, mode: setattr(me, "train_mode", mode))
+
+    def __getstate__(self) -> dict:
+        # the modes part is rebuilt, not copied (its callables hold a proxy of this wrapper)
+        return {key: value for key, value in self.__dict__.items() if key != "_modes"}
+
+    def __setstate__(self, saved: dict) -> None:
+        self.__dict__.update(saved)
+        self._compose()
+
+    # --- the modes (the part this wrapper holds; see ScheduleFreeOptimizer for each) ------------
     def beta(self, group: dict) -> float:
+        """:math:`\\beta` of the interpolation: the wrapper's ``momentum``, for every group.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> optimizer = optim.ScheduleFreeWrapper(optim.SGD([nn.Parameter(lucid.zeros(1))]), momentum=0.8)
+        >>> optimizer.beta(optimizer.param_groups[0])
+        0.8
+        """
         return self.momentum
 
     def base_sequence(self, param: Tensor) -> Tensor | None:
+        """``param``'s base sequence :math:`z` (the wrapper's), or None before its first step.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> w = nn.Parameter(lucid.tensor([1.0]))
+        >>> optimizer = optim.ScheduleFreeWrapper(optim.SGD([w], lr=0.5))
+        >>> w.grad = lucid.tensor([1.0])
+        >>> optimizer.step()
+        >>> optimizer.base_sequence(w)
+        tensor([0.5000])
+        """
         return self._z.get(id(param))
 
-    def _group_training(self, group: dict) -> bool:
-        return self.train_mode
+    @property
+    def training(self) -> bool:
+        """Whether the wrapper is in training mode (the parameters hold ``y``).
 
-    def _set_group_training(self, group: dict, mode: bool) -> None:
-        self.train_mode = mode
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> optim.ScheduleFreeWrapper(optim.SGD([nn.Parameter(lucid.zeros(1))])).training
+        True
+        """
+        return self._modes.training
+
+    def train(self) -> None:
+        """Training mode: each parameter from ``x`` to :math:`y = (1 - \\beta) z + \\beta x`;
+        nothing happens in training mode.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> optimizer = optim.ScheduleFreeWrapper(optim.SGD([nn.Parameter(lucid.zeros(1))]))
+        >>> optimizer.eval(); optimizer.train()
+        >>> optimizer.training
+        True
+        """
+        self._modes.train()
+
+    def eval(self) -> None:
+        """Evaluation mode: each parameter from ``y`` to ``x``; nothing happens in evaluation mode.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> w = nn.Parameter(lucid.tensor([1.0]))
+        >>> optimizer = optim.ScheduleFreeWrapper(optim.SGD([w], lr=0.5))
+        >>> w.grad = lucid.tensor([1.0])
+        >>> optimizer.step()
+        >>> optimizer.eval()
+        >>> w.detach(), optimizer.train_mode
+        (tensor([0.5000]), False)
+        """
+        self._modes.eval()
+
+    def check_training(self) -> None:
+        """RuntimeError unless in training mode (where ``step`` may run); changes nothing.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> optimizer = optim.ScheduleFreeWrapper(optim.SGD([nn.Parameter(lucid.zeros(1))]))
+        >>> optimizer.eval()
+        >>> optimizer.check_training()
+        Traceback (most recent call last):
+            ...
+        RuntimeError: ScheduleFreeWrapper.step() was called in evaluation mode, where the parameters hold the evaluation weights x: call optimizer.train() before training (and optimizer.eval() before evaluating or saving), or let the optimizer follow the model's mode with optimizer.follow(model)
+        """
+        self._modes.check_training()
+
+    def follow(self, module: Module | None) -> None:
+        """Take ``module``'s mode now and at each of its ``train()``/``eval()`` (None: stop).
+
+        Raises
+        ------
+        TypeError
+            Where ``module`` is not a :class:`lucid.nn.Module` (or None).
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> model = nn.Linear(2, 1)
+        >>> optimizer = optim.ScheduleFreeWrapper(optim.SGD(model.parameters()))
+        >>> optimizer.follow(model)
+        >>> _ = model.eval()
+        >>> optimizer.training
+        False
+        """
+        self._modes.follow(module, self)
+
+    @property
+    def followed(self) -> Module | None:
+        """The module whose mode the wrapper follows (see :meth:`follow`), or None.
+
+        Examples
+        --------
+        >>> import lucid
+        >>> from lucid import nn, optim
+        >>> optim.ScheduleFreeWrapper(optim.SGD([nn.Parameter(lucid.zeros(1))])).followed is None
+        True
+        """
+        return self._modes.followed
 
     def _average(self, index: int) -> dict:
         while len(self._averages) <= index:
@@ -221,7 +351,7 @@ class ScheduleFreeWrapper(ScheduleFreeModes, _OptimizerWrapper):
         index = {id(p): i for i, p in enumerate(self._params())}
         state = {index[key]: {"z": deep_copy(z)} for key, z in self._z.items() if key in index}
         by_param = {id(p): i for i, p in enumerate(self._params())}
-        self._record_weights(state, lambda param: state[by_param[id(param)]])
+        self._modes.record_weights(lambda param: state[by_param[id(param)]])
         own = {"train_mode": self.train_mode, "momentum": self.momentum,
                "weight_decay_at_y": self.weight_decay_at_y, "weight_lr_power": self.weight_lr_power, "r": self.r,
                "averages": deep_copy(self._averages), "state": dict(sorted(state.items()))}
@@ -267,14 +397,14 @@ class ScheduleFreeWrapper(ScheduleFreeModes, _OptimizerWrapper):
             if param is None or not isinstance(z, Tensor) or z.shape != param.shape or set(entry) != {"z"}:
                 raise ValueError(f"loaded state of parameter {index} must be {{'z': a Tensor of the parameter's shape}}")
             zs[id(param)] = z.detach().to(param.device, param.dtype).clone()
-        weights = self._saved_weights(entries, places)
+        weights = self._modes.saved_weights(entries, places)
         self.optimizer.load_state_dict(state_dict["optimizer"])
         self._z = zs
         self._averages = deep_copy(averages)
         self.momentum, self.weight_decay_at_y = own["momentum"], own["weight_decay_at_y"]
         self.weight_lr_power, self.r = own["weight_lr_power"], own["r"]
         self.train_mode = own["train_mode"]
-        self._write_weights(weights)
+        self._modes.write_weights(weights)
 
     def extra_repr(self) -> str:
         """The wrapper's settings, for :func:`repr`.

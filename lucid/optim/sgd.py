@@ -85,8 +85,9 @@ class SGD(Optimizer):
     maximize : bool, default False
         Maximise the objective instead of minimising it.
     foreach, fused : bool, optional
-        Accepted for torch compatibility and stored in the groups; lucid runs one
-        implementation whatever they say.
+        Accepted and stored in the groups: lucid runs one implementation, torch's
+        single-tensor one, whose numbers torch's foreach and fused paths give too (fused to
+        float64 rounding).
     differentiable : bool, default False
         ``True`` raises NotImplementedError: steps are not recorded by autograd.
 

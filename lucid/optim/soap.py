@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from .. import _dtype, _factory
 from .._ops.linalg import eigh, qr
 from . import _checks
-from ._group_steps import GroupStepOptimizer
+from .group_steps import GroupStepOptimizer
 from ._shared import scalar
 
 if TYPE_CHECKING:

@@ -71,5 +71,7 @@ def warn_if_broadcast(input, target) -> None:
 
 
 def check_dropout_probability(p) -> None:
-    if not isinstance(p, numbers.Real) or p < 0 or p > 1:  # type: ignore[operator]  # typeshed's numbers ABCs do not compare with int
+    """torch's ValueError for a probability outside [0, 1], which NaN is (torch's ``p < 0 or
+    p > 1`` lets NaN through in F.dropout's functional form, and every output is NaN)."""
+    if not isinstance(p, numbers.Real) or not 0 <= p <= 1:  # type: ignore[operator]  # typeshed's numbers ABCs do not compare with int
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ... import _factory
 from .._functional.attention import canonical_mask, multi_head_attention_forward, none_or_dtype
+from .._functional.checks import check_dropout_probability
 from ..._tensor import Tensor
 from .. import init
 from ..module import Module
@@ -86,6 +87,7 @@ class MultiheadAttention(Module):
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
                              f"num_heads={num_heads} instead")
+        check_dropout_probability(dropout)  # torch: at the first forward in training; NaN: never
         kwargs: dict[str, Any] = {"device": device or "cpu", "dtype": dtype}
         super().__init__()
         self.embed_dim = embed_dim

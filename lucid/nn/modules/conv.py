@@ -8,10 +8,12 @@ torch ``state_dict`` loads as it is.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ... import _factory
+from ..._arguments import count
 from .. import functional as F
 from .. import init
 from .._functional.conv import transposed_size
@@ -32,6 +34,15 @@ def _as_tuple(value, d: int) -> tuple:
     return tuple(value) if isinstance(value, Sequence) else (value,) * d
 
 
+def _ints(name: str, value, d: int, least: int) -> tuple:
+    """``value`` (an int, or ``d`` of them) as ``d`` ints of at least ``least``, named where
+    wrong: torch takes a NaN, a string or a negative stride here and fails at the first call."""
+    values = (value,) * d if isinstance(value, str) else _as_tuple(value, d)
+    if len(values) != d:
+        raise ValueError(f"{name} must be an int or a tuple of {d} ints, got {value!r}")
+    return tuple(count(name, v, least) for v in values)
+
+
 class _ConvNd(Module):
     """What the convolution layers share: checks, parameters, initialisation, repr."""
 
@@ -42,25 +53,29 @@ class _ConvNd(Module):
                  bias, padding_mode, device, dtype) -> None:
         super().__init__()
         d = self._dims
-        if groups <= 0:
+        count("in_channels", in_channels)
+        count("out_channels", out_channels)
+        if isinstance(groups, numbers.Real) and groups <= 0:
             raise ValueError("groups must be a positive integer")
+        count("groups", groups, 1)
         if in_channels % groups != 0:
             raise ValueError("in_channels must be divisible by groups")
         if out_channels % groups != 0:
             raise ValueError("out_channels must be divisible by groups")
-        kernel_size, stride, dilation = _as_tuple(kernel_size, d), _as_tuple(stride, d), _as_tuple(dilation, d)
+        kernel_size, stride = _ints("kernel_size", kernel_size, d, 1), _ints("stride", stride, d, 1)
+        dilation = _ints("dilation", dilation, d, 1)
         if isinstance(padding, str):
             if padding not in _PADDING_STRINGS:
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of {_PADDING_STRINGS}")
             if padding == "same" and any(s != 1 for s in stride):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         else:
-            padding = _as_tuple(padding, d)
+            padding = _ints("padding", padding, d, 0)
         if padding_mode not in _PADDING_MODES:
             raise ValueError(f"padding_mode must be one of {_PADDING_MODES}, but got padding_mode='{padding_mode}'")
         self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel_size
         self.stride, self.padding, self.dilation = stride, padding, dilation
-        self.transposed, self.output_padding = self._transposed, _as_tuple(output_padding, d)
+        self.transposed, self.output_padding = self._transposed, _ints("output_padding", output_padding, d, 0)
         self.groups, self.padding_mode = groups, padding_mode
         if padding == "same":  # torch's: the odd element of the total after
             totals = [v * (k - 1) for v, k in zip(dilation, kernel_size)]

@@ -6,6 +6,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ... import _factory
+from ..._arguments import count
 from .. import functional as F
 from .. import init
 from ..._tensor import Tensor
@@ -59,8 +60,8 @@ class Linear(Module):
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device: str | None = None,
                  dtype: lucid.dtype | None = None) -> None:
         super().__init__()
-        self.in_features = in_features
-        self.out_features = out_features
+        self.in_features = count("in_features", in_features)
+        self.out_features = count("out_features", out_features)
         kwargs: dict[str, Any] = {"device": device or "cpu", "dtype": dtype}
         self.weight = Parameter(_factory.zeros(out_features, in_features, **kwargs))
         if bias:

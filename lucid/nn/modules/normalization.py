@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ... import _dtype, _factory
+from ..._arguments import at_least, count, number
 from ..._autograd import no_grad
 from .. import functional as F
 from .._functional.checks import check_dropout_probability, refuse_inplace
@@ -129,6 +130,7 @@ class LayerNorm(Module):
                  bias: bool = True, device: str | None = None, dtype: lucid.dtype | None = None) -> None:
         super().__init__()
         self.normalized_shape = normalized_shape_tuple(normalized_shape)
+        at_least("eps", eps)  # torch takes NaN, and every output is NaN
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         kwargs = _factory_kwargs(device, dtype)
@@ -178,6 +180,10 @@ class _BatchNorm(Module):
                  track_running_stats: bool = True, device: str | None = None, dtype: lucid.dtype | None = None, *,
                  bias: bool = True) -> None:
         super().__init__()
+        count("num_features", num_features)
+        at_least("eps", eps)  # torch takes NaN or a negative eps, and the outputs are NaN
+        if momentum is not None:
+            number("momentum", momentum)  # torch takes NaN, and the running statistics become NaN
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         kwargs = _factory_kwargs(device, dtype)

@@ -15,6 +15,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from ... import _factory
+from ..._arguments import LARGEST_COUNT, describe
 from ..._ops.shape import cat, stack
 from .. import functional as F
 from .. import init
@@ -34,6 +35,8 @@ _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 def _check_size(value, name: str) -> None:
     if not isinstance(value, numbers.Integral) or isinstance(value, bool):
         raise TypeError(f"{name} should be of type int, got: {type(value).__name__}")
+    if int(value) > LARGEST_COUNT:  # num_layers=10**400 would loop for ever; the signs are torch's checks
+        raise ValueError(f"{name} must be at most 2**63 - 1, got {describe(value)}")
 
 
 def _size_text(shape) -> str:

@@ -15,6 +15,7 @@ import types
 import warnings
 from collections.abc import Iterable
 
+from ..._arguments import describe, fits_float
 from ..._autograd import no_grad
 from ..._factory import zeros as _zeros
 from ..._sparse import SparseTensor
@@ -60,8 +61,8 @@ def _norm_type(norm_type: float | str, caller: str) -> float:
     """``norm_type`` as a float (``'inf'`` allowed); only p > 0 and inf make a total norm."""
     try:
         p = float(norm_type)
-    except (TypeError, ValueError):
-        raise ValueError(f"{caller}: norm_type must be a positive number or 'inf', got {norm_type!r}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{caller}: norm_type must be a positive number or 'inf', got {describe(norm_type)}") from None
     if not p > 0:
         # torch accepts 0 (the count of nonzero per-tensor norms, not of nonzero entries),
         # negative orders and -inf, none of which clipping can use.
@@ -75,6 +76,8 @@ def _positive(value, name: str, caller: str, torch_does: str) -> float:
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{caller}: {name} must be a real number, got {type(value).__name__}")
+    if not fits_float(value):
+        raise ValueError(f"{caller}: {name} must be within the range of a float, got {describe(value)}")
     value = float(value)
     if not value > 0:
         raise ValueError(f"{caller}: {name} must be positive, got {value} ({torch_does})")

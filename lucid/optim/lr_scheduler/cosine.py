@@ -137,6 +137,8 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 raise ValueError(f"Expected positive integer {key}, but got {values[key]}")
         if not isinstance(values["T_mult"], int) or values["T_mult"] < 1:
             raise ValueError(f"Expected integer T_mult >= 1, but got {values['T_mult']}")
+        for key in ("T_0", "T_i", "T_mult"):  # beyond int64: an OverflowError at the first step
+            _checks.count(key, values[key], 1)
         if not isinstance(values["eta_min"], (float, int)):
             raise ValueError(f"Expected float or int eta_min, but got {values['eta_min']} of type "
                              f"{type(values['eta_min'])}")

@@ -346,12 +346,12 @@ class OneCycleLR(LRScheduler):
                 raise ValueError(f"Expected positive integer epochs, but got {epochs}")
             if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
                 raise ValueError(f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}")
-            self.total_steps = epochs * steps_per_epoch
+            self.total_steps = _checks.count("epochs * steps_per_epoch", epochs * steps_per_epoch, 1)
         else:
             raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
-        self._schedule_phases = self._phases(pct_start, three_phase)
         if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        self._schedule_phases = self._phases(pct_start, three_phase)
         self._anneal_func_type = self._checked_anneal_strategy(anneal_strategy)
         _checks.at_least("max_lr", max_lr)
         _checks.at_least("div_factor", div_factor, 0, strict=True)
@@ -416,7 +416,7 @@ class OneCycleLR(LRScheduler):
     def _checked_total_steps(total_steps) -> int:
         if isinstance(total_steps, bool) or not isinstance(total_steps, int) or total_steps <= 0:
             raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
-        return total_steps
+        return _checks.count("total_steps", total_steps, 1)  # beyond int64: refused by name
 
     @staticmethod
     def _checked_anneal_strategy(strategy) -> str:

@@ -16,6 +16,14 @@ if TYPE_CHECKING:
 class _LambdaScheduler(LRScheduler):
     """LambdaLR and MultiplicativeLR: one function of the epoch per group."""
 
+    def _factor(self, fn):
+        """``fn``'s factor for this epoch, a finite number (torch takes NaN, and the lr becomes
+        NaN; a factor of 10**400 is an OverflowError naming nothing); the step that raises
+        leaves the counters as they were."""
+        factor = fn(self.last_epoch)
+        _checks.finite(f"the factor lr_lambda({self.last_epoch})", factor)
+        return factor
+
     def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
                  last_epoch: int = -1) -> None:
         _check_optimizer(optimizer)  # before anything reads its groups

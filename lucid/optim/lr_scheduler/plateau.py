@@ -144,6 +144,8 @@ class ReduceLROnPlateau(LRScheduler):
         """
         try:
             current = float(metrics)
+        except OverflowError:
+            raise ValueError(f"metrics must be within the range of a float, got {_checks.describe(metrics)}") from None
         except (TypeError, ValueError):
             raise TypeError(f"metrics must be a number or a one-element Tensor, got {metrics!r}") from None
         if epoch is None:
