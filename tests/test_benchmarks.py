@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -119,3 +120,19 @@ def test_soap_benchmark_quick_mode_prints_a_row_per_layout(capsys):
     assert len(rows) == len(bench_soap_step.QUICK_LAYOUTS)
     for row in rows:
         assert all(float(c.strip()) > 0 for c in row.split("|")[3:6]), row
+
+
+def test_algorithm_comparison_quick_mode_prints_a_row_per_algorithm_and_workload(capsys):
+    import bench_algorithms
+
+    assert bench_algorithms.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    algorithms = 2 + len(bench_algorithms.UNTUNED)  # tuned AdamW, AdamW warmup+cosine, the untuned
+    for name in bench_algorithms.WORKLOADS:
+        section = out.split(f"### {name}:")[1].split("###")[0]
+        rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line
+                and "algorithm" not in line]
+        assert len(rows) == algorithms, section
+        for row in rows:
+            final = float(row.split("|")[5])
+            assert math.isfinite(final) and final > 0, row
