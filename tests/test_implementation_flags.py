@@ -36,7 +36,9 @@ STEPS = 8  # enough for every refused flag to differ (ASGD's foreach from its se
 def _with(case, flag=None):
     """``case`` over its first STEPS steps, with ``flag`` set."""
     kwargs = {**case.kwargs, flag: True} if flag else case.kwargs
-    return dataclasses.replace(case, name=f"{case.name}_{flag}", kwargs=kwargs, steps=min(case.steps, STEPS))
+    steps = min(case.steps, STEPS)  # every step recorded (a Schedule-Free case records every 50th)
+    return dataclasses.replace(case, name=f"{case.name}_{flag}", kwargs=kwargs, steps=steps, record_every=1,
+                               eval_after=tuple(t for t in case.eval_after if t < steps))
 
 
 def _params_close(got, want, table) -> bool:

@@ -165,9 +165,9 @@ class SOAP(GroupStepOptimizer):
         v_t \leftarrow \beta_2 v_{t-1} + (1 - \beta_2) \hat g_t^2 \\
         u_t &\leftarrow \Bigl(\frac{m_t \times_k Q_k^\top}{\sqrt{v_t} + \epsilon}\Bigr) \times_k Q_k,
             \qquad u_t \leftarrow \frac{u_t}{\sqrt{\mathrm{mean}(u_t^2)} + \epsilon}
-            \text{ if normalize\_gradient} \\
+            \text{ if normalize_gradient} \\
         \theta_t &\leftarrow \theta_{t-1} - \gamma\,\frac{\sqrt{1 - \beta_2^{\,t-1}}}{1 - \beta_1^{\,t-1}}\,u_t
-            \quad\text{(without the fraction unless correct\_bias)}, \qquad
+            \quad\text{(without the fraction unless correct_bias)}, \qquad
             \theta_t \leftarrow \theta_t (1 - \gamma\lambda) \\
         L_k &\leftarrow \beta_s L_k + (1 - \beta_s) G_{(k)} G_{(k)}^\top \\
         &\text{every } f \text{ steps } (t - 1 \equiv 0 \bmod f)\text{:}\quad
