@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from optim_cases import (ADAFACTOR_3D_SHAPES, MUON_SHAPES, NONE_GRAD, NONE_GRAD_LATE_EMPTY, NS_CONVERGENT,
                          SOAP_1D_SHAPES, SOAP_CHANNELS_LAST_SHAPES, SOAP_MERGE_SHAPES, SOAP_NONE_GRAD, TENSOR_BETAS,
                          TENSOR_LR, OptimCase, make_case, schedule_free_case, with_shapes)
-from tolerances import TRAJECTORY_EIGENBASIS
+from tolerances import TRAJECTORY_EIGENBASIS, TRAJECTORY_SCHEDULE_FREE
 
 
 def _load(module: str, name: str):
@@ -525,6 +525,7 @@ REGISTRY: tuple[OptimizerInfo, ...] = (
         flags={"lr", "momentum", "weight_decay", "warmup_steps", "r", "weight_lr_power"},
         reference=_schedule_free("SGDScheduleFree"),
         reference_package="schedulefree",
+        trajectory_table=TRAJECTORY_SCHEDULE_FREE,
         state_kwargs={"lr": 0.1, "weight_decay": 0.01},
         resume=(
             ("sgd_schedule_free", {"lr": 0.1, "weight_decay": 0.01, "warmup_steps": 3}),
@@ -542,6 +543,7 @@ REGISTRY: tuple[OptimizerInfo, ...] = (
         flags={"lr", "betas", "eps", "weight_decay", "warmup_steps", "r", "weight_lr_power"},
         reference=_schedule_free("AdamWScheduleFree"),
         reference_package="schedulefree",
+        trajectory_table=TRAJECTORY_SCHEDULE_FREE,
         state_kwargs={"lr": 0.01, "weight_decay": 0.01},
         resume=(
             ("adamw_schedule_free", {"lr": 0.01, "weight_decay": 0.1, "warmup_steps": 3}),
@@ -558,6 +560,7 @@ REGISTRY: tuple[OptimizerInfo, ...] = (
         flags={"lr", "betas", "eps", "weight_decay", "r", "weight_lr_power", "silent_sgd_phase"},
         reference=_schedule_free("RAdamScheduleFree"),
         reference_package="schedulefree",
+        trajectory_table=TRAJECTORY_SCHEDULE_FREE,
         state_kwargs={"lr": 0.01, "weight_decay": 0.01},
         resume=(
             ("radam_schedule_free", {"lr": 0.01, "weight_decay": 0.1}),
