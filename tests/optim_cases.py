@@ -58,7 +58,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tolerances import PARITY, PRODIGY, TORCH_FLOAT32_SCALARS
+from tolerances import PARITY, PRODIGY, SOAP_FLOAT64, TORCH_FLOAT32_SCALARS
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden" / "optim"
 
@@ -249,10 +249,13 @@ def tolerance_table(case: OptimCase) -> dict:
     """The table ``case``'s float64 arrays (and the float32 files' float64 truth) are compared
     at, wherever they are compared (lucid against the golden files, torch replayed against
     them, ``tools/make_golden.py --check``): TORCH_FLOAT32_SCALARS for cases with Tensor betas
-    (see tests/tolerances.py), PRODIGY (normwise at each step) for Prodigy's, else PARITY.
+    (see tests/tolerances.py), PRODIGY (normwise at each step) for Prodigy's, SOAP_FLOAT64 for
+    SOAP's (its eigendecompositions round otherwise with each LAPACK and thread count), else PARITY.
     float32 runs are judged against their truth instead (tests/trajectories.py)."""
     if case.optimizer == "Prodigy":
         return PRODIGY
+    if case.optimizer == "SOAP":
+        return SOAP_FLOAT64
     settings = [case.kwargs, *case.groups]
     tensor_betas = any(isinstance(s.get("betas"), tuple) and isinstance(s["betas"][0], np.ndarray) for s in settings)
     return TORCH_FLOAT32_SCALARS if tensor_betas else PARITY

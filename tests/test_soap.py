@@ -23,7 +23,7 @@ from lucid.optim import soap
 from optim_cases import load_golden
 from optim_registry import BY_NAME
 from test_optim_parity import _recorded, run_lucid
-from tolerances import PARITY, SOAP_ON_MLX, close
+from tolerances import PARITY, SOAP_FLOAT64, close
 
 SOAP_CASES = BY_NAME["SOAP"].cases
 
@@ -120,7 +120,7 @@ def test_repeated_eigenvalues_against_the_reference_given_lucids_first_basis():
 @pytest.mark.parametrize("case", SOAP_CASES, ids=[c.name for c in SOAP_CASES])
 def test_golden_float64_on_the_gpu_device(case):
     """The golden float64 runs on MLX (its float64 eigh and QR, on its CPU stream), every
-    parameter and state entry after every step (SOAP_ON_MLX: its matrix products round otherwise)."""
+    parameter and state entry after every step (SOAP_FLOAT64: its matrix products round otherwise)."""
     if not lucid.is_available("gpu"):
         pytest.skip("MLX is not installed")
     expected = load_golden(case, "float64")
@@ -129,7 +129,7 @@ def test_golden_float64_on_the_gpu_device(case):
         if key.endswith(".step"):
             np.testing.assert_array_equal(got[key], want)
         else:
-            close(got[key], want, "float64", SOAP_ON_MLX)
+            close(got[key], want, "float64", SOAP_FLOAT64)
 
 
 def test_merge_dims_into_one_and_vectors():
